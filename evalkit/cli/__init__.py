@@ -1,0 +1,78 @@
+"""The ``evalkit`` command line.
+
+Subcommands live in their own modules and are imported only when invoked, so
+``evalkit --help`` never loads numpy-heavy code, ranx, torch or transformers.
+Any :class:`~evalkit.errors.EvalkitError` becomes one line on stderr and exit
+code 2, with nothing half-written.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from evalkit._version import __version__
+
+COMMANDS = {
+    "score": ("evalkit.cli.score", "score", "Score a run against a gold file (official score first)."),
+    "tasks": ("evalkit.cli.info", "tasks", "List tasks and their official score definitions."),
+    "metrics": ("evalkit.cli.info", "metrics", "List metrics, their aliases and definitions."),
+    "formats": ("evalkit.cli.info", "formats_command", "List the file formats evalkit reads."),
+}
+
+
+def add_command(name: str, module: str, attribute: str, help_text: str) -> None:
+    """Register a lazily imported subcommand (used by later modules too)."""
+    COMMANDS[name] = (module, attribute, help_text)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module, attribute, _ = entry
+        return getattr(importlib.import_module(module), attribute)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="evalkit", message="%(prog)s %(version)s")
+def cli() -> None:
+    """evalkit: exact scoring, significance tests and submissions for retrieval shared tasks."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    from evalkit.errors import EvalkitError
+
+    try:
+        cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
+    except EvalkitError as exc:
+        click.echo(exc.one_line(), err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    return 0
+
+
+def entry_point() -> None:
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Options and helpers shared by several subcommands."""
+from __future__ import annotations
+
+import click
+
+MISSING_OPTION = click.option(
+    "--missing",
+    type=click.Choice(["zero", "skip", "error"]),
+    default=None,
+    help="Gold queries absent from the run: score 0 (default), leave out, or refuse.",
+)
+TASK_OPTION = click.option("--task", default="auto", show_default=True, help="Task name (see `evalkit tasks`) or auto (from the gold format).")
+ALLOW_PARTIAL_OPTION = click.option(
+    "--allow-partial", is_flag=True, help="Score even when the run misses more than 10% of the gold queries (wrong split?)."
+)
+FORCE_OPTION = click.option("--force", is_flag=True, help="Overwrite existing output files.")
+RUN_FORMAT_OPTION = click.option("--format", "run_format", default="auto", show_default=True, help="Run format (see `evalkit formats`).")
+GOLD_FORMAT_OPTION = click.option("--gold-format", default="auto", show_default=True, help="Gold format (see `evalkit formats`).")
+COLUMN_OPTION = click.option("--column", default=None, help="Name of the list column in list submissions (default: preds, or the one column holding lists).")
+
+
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def load_task_inputs(run_path, gold_path, task_name, run_format="auto", gold_format="auto", column=None):
+    """Read the gold and a run and resolve the task (``auto`` from the gold format)."""
+    from evalkit.formats import read_qrels, read_run
+    from evalkit.tasks import detect_task, get_task
+
+    task = None if task_name == "auto" else get_task(task_name)  # fail fast on unknown names
+    qrels = read_qrels(gold_path, gold_format)
+    run = read_run(run_path, run_format, column=column)
+    if task is None:
+        task = detect_task(qrels.source.format, run)
+    return task, run, qrels

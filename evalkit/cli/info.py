@@ -1,0 +1,36 @@
+"""``evalkit tasks``, ``evalkit metrics`` and ``evalkit formats``: what evalkit knows."""
+from __future__ import annotations
+
+import inspect
+
+import click
+
+
+@click.command()
+def tasks():
+    """List tasks with their official score definitions."""
+    from evalkit.tasks import tasks as all_tasks
+
+    for task in all_tasks():
+        click.echo(f"{task.name}\n  {task.description}\n  official: {task.official_definition}\n  metrics: {', '.join(m.label for m in task.metrics())}\n")
+
+
+@click.command()
+def metrics():
+    """List metrics, their aliases and definitions."""
+    from evalkit.metrics import registered
+
+    for cls in registered():
+        doc = inspect.getdoc(cls) or ""
+        first = doc.split("\n\n")[0].replace("\n", " ")
+        cut = {"optional": "name or name@k", "required": "name@k", "none": "no cutoff"}[cls.cutoff]
+        click.echo(f"{cls.name}  ({cut}; aliases: {', '.join(cls.aliases)})\n  {first}\n")
+
+
+@click.command("formats")
+def formats_command():
+    """List the file formats evalkit reads (auto-detected; force with --format)."""
+    from evalkit.formats import formats
+
+    for fmt in formats():
+        click.echo(f"{fmt.name:<20}{fmt.kind:<7}{fmt.description}")

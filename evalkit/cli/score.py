@@ -1,0 +1,74 @@
+"""``evalkit score RUN GOLD``: the official score first, then the task's other metrics."""
+from __future__ import annotations
+
+import click
+
+from evalkit.cli.common import (
+    ALLOW_PARTIAL_OPTION,
+    COLUMN_OPTION,
+    FORCE_OPTION,
+    GOLD_FORMAT_OPTION,
+    MISSING_OPTION,
+    RUN_FORMAT_OPTION,
+    TASK_OPTION,
+    load_task_inputs,
+    warn,
+)
+
+
+@click.command()
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("gold", type=click.Path(dir_okay=False))
+@TASK_OPTION
+@click.option("--metrics", "-m", multiple=True, help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
+@MISSING_OPTION
+@click.option("--output", "-o", "output", type=click.Choice(["table", "json", "markdown", "tsv"]), default="table", show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result to this file instead of stdout.")
+@click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values (TSV) here.")
+@click.option("--relevance-level", type=float, default=1, show_default=True, help="Minimum grade that counts as relevant.")
+@RUN_FORMAT_OPTION
+@GOLD_FORMAT_OPTION
+@COLUMN_OPTION
+@ALLOW_PARTIAL_OPTION
+@FORCE_OPTION
+def score(run, gold, task, metrics, missing, output, out_path, per_query, relevance_level, run_format, gold_format, column, allow_partial, force):
+    """Score RUN against GOLD.
+
+    RUN may be a TREC run, a list submission (TSV/CSV, zip or gzip) or a
+    ClimateCheck CSV; GOLD a CheckThat!/ClimateCheck gold file, TREC or BEIR
+    qrels. The ranking rule and the missing-query policy are printed with
+    every result.
+    """
+    from evalkit import render
+    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.textio import atomic_write, check_writable
+
+    for target in (out_path, per_query):
+        if target:
+            check_writable(target, force)
+    the_task, the_run, qrels = load_task_inputs(run, gold, task, run_format, gold_format, column)
+    result = the_task.score(
+        the_run, qrels, list(metrics) or None, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level
+    )
+    for message in result.evaluation.warnings:
+        warn(message)
+    manifest = build_manifest(
+        the_task.name,
+        [input_entry("run", the_run.source), input_entry("gold", qrels.source)],
+        {"metrics": list(result.values), "missing": result.missing, "relevance_level": relevance_level, "allow_partial": allow_partial},
+        command="score",
+    )
+    if output in ("json", "markdown"):
+        text = render.RENDERERS[output](result, manifest)
+    else:
+        text = render.RENDERERS[output](result)
+    if per_query:
+        atomic_write(per_query, render.per_query_tsv(result), force=force)
+        write_sidecar(per_query, manifest)
+    if out_path:
+        atomic_write(out_path, text + "\n", force=force)
+        if output not in ("json", "markdown"):
+            write_sidecar(out_path, manifest)
+        click.echo(f"wrote {out_path}", err=True)
+    else:
+        click.echo(text)

@@ -1,0 +1,205 @@
+"""Columnar runs and relevance judgments.
+
+A :class:`Run` holds one row per retrieved (query, document): integer codes
+into the unique query and document ids, plus scores for scored runs or
+``None`` for list submissions, whose ranking is the row order as written.
+A :class:`Qrels` holds one row per judged (query, document) with a grade.
+Both are built once by a reader and never mutated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+
+def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (int64) and unique values (object array) in first-seen order."""
+    index: dict[str, int] = {}
+    setdefault = index.setdefault
+    codes = np.fromiter((setdefault(v, len(index)) for v in values), dtype=np.int64)
+    uniques = np.empty(len(index), dtype=object)
+    uniques[:] = list(index)
+    return codes, uniques
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a run or gold came from (for messages and manifests)."""
+
+    path: str
+    format: str
+    sha256: str = ""
+    member: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Ranked results: parallel per-row arrays over coded query and doc ids.
+
+    ``scores is None`` marks a list submission: within a query, rows rank in
+    the order they were written. Otherwise rows rank by the one rule of
+    :mod:`evalkit.ranking` (score descending, ties by doc id descending).
+    """
+
+    query_ids: np.ndarray
+    doc_ids: np.ndarray
+    qidx: np.ndarray
+    didx: np.ndarray
+    scores: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    declared_ranks: np.ndarray | None = None
+    name: str = "run"
+    source: Source | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    # ----------------------------------------------------------- builders
+    @classmethod
+    def from_rows(
+        cls,
+        qids: Sequence[str],
+        docs: Sequence[str],
+        scores: Sequence[float] | np.ndarray | None = None,
+        labels: Sequence[str] | None = None,
+        declared_ranks: Sequence[int] | None = None,
+        **kwargs,
+    ) -> "Run":
+        qidx, query_ids = factorize(qids)
+        didx, doc_ids = factorize(docs)
+        return cls(
+            query_ids=query_ids,
+            doc_ids=doc_ids,
+            qidx=qidx,
+            didx=didx,
+            scores=None if scores is None else np.asarray(scores, dtype=np.float64),
+            labels=None if labels is None else np.asarray(labels, dtype=object),
+            declared_ranks=None if declared_ranks is None else np.asarray(declared_ranks, dtype=np.int64),
+            **kwargs,
+        )
+
+    @classmethod
+    def from_lists(cls, lists: Mapping[str, Sequence[str]], **kwargs) -> "Run":
+        """A list submission: ``{query: [best doc, second doc, ...]}``."""
+        qids = [q for q, docs in lists.items() for _ in docs]
+        docs = [d for ranked in lists.values() for d in ranked]
+        run = cls.from_rows(qids, docs, **kwargs)
+        missing = [q for q, ranked in lists.items() if len(ranked) == 0]
+        if missing:  # keep queries with empty lists: they were answered (with nothing)
+            query_ids = np.concatenate([run.query_ids, np.array(missing, dtype=object)])
+            run = replace(run, query_ids=query_ids)
+        return run
+
+    @classmethod
+    def from_scores(cls, scores: Mapping[str, Mapping[str, float]], **kwargs) -> "Run":
+        """A scored run: ``{query: {doc: score}}``."""
+        qids = [q for q, docs in scores.items() for _ in docs]
+        docs = [d for ranked in scores.values() for d in ranked]
+        values = [s for ranked in scores.values() for s in ranked.values()]
+        return cls.from_rows(qids, docs, np.asarray(values, dtype=np.float64), **kwargs)
+
+    # ----------------------------------------------------------- views
+    @property
+    def is_scored(self) -> bool:
+        return self.scores is not None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.qidx.shape[0])
+
+    def ranked(self):
+        """The run in rank order (see :func:`evalkit.ranking.rank_run`); cached."""
+        cached = self.__dict__.get("_ranked")
+        if cached is None:
+            from evalkit.ranking import rank_run
+
+            cached = rank_run(self)
+            object.__setattr__(self, "_ranked", cached)
+        return cached
+
+    def to_lists(self, depth: int | None = None) -> dict[str, list[str]]:
+        """``{query: [doc, ...]}`` in rank order, first ``depth`` rows per query."""
+        ranked = self.ranked()
+        out: dict[str, list[str]] = {str(q): [] for q in self.query_ids}
+        keep = ranked.rank <= depth if depth is not None else slice(None)
+        for q, d in zip(ranked.qidx[keep].tolist(), ranked.didx[keep].tolist()):
+            out[self.query_ids[q]].append(self.doc_ids[d])
+        return out
+
+    def to_scores(self, depth: int | None = None) -> dict[str, dict[str, float]]:
+        """``{query: {doc: score}}`` whose score order reproduces the ranking exactly.
+
+        For list runs the score is ``n - position + 1`` (distinct, descending);
+        repeated documents keep their first (best) position. This is how runs
+        are handed to ranx or pytrec_eval without changing their order.
+        """
+        ranked = self.ranked()
+        out: dict[str, dict[str, float]] = {str(q): {} for q in self.query_ids}
+        keep = ranked.first if depth is None else ranked.first & (ranked.rank <= depth)
+        qs, ds, rs = ranked.qidx[keep], ranked.didx[keep], ranked.rank[keep]
+        values = ranked.scores[keep] if self.is_scored else (-rs).astype(np.float64) + rs.max(initial=0) + 1
+        for q, d, v in zip(qs.tolist(), ds.tolist(), values.tolist()):
+            out[self.query_ids[q]][self.doc_ids[d]] = v
+        return out
+
+    def with_name(self, name: str) -> "Run":
+        return replace(self, name=name)
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Relevance judgments: one row per judged (query, doc) with a numeric grade.
+
+    ``texts`` maps query ids to their text where the gold file carries it;
+    ``labels`` keeps a per-judgment class label (e.g. ClimateCheck's
+    Supports / Refutes / Not Enough Information).
+    """
+
+    query_ids: np.ndarray
+    doc_ids: np.ndarray
+    qidx: np.ndarray
+    didx: np.ndarray
+    grades: np.ndarray
+    labels: np.ndarray | None = None
+    texts: Mapping[str, str] | None = None
+    name: str = "gold"
+    source: Source | None = None
+
+    @classmethod
+    def from_rows(cls, qids, docs, grades, labels=None, **kwargs) -> "Qrels":
+        qidx, query_ids = factorize(qids)
+        didx, doc_ids = factorize(docs)
+        return cls(
+            query_ids=query_ids,
+            doc_ids=doc_ids,
+            qidx=qidx,
+            didx=didx,
+            grades=np.asarray(grades, dtype=np.float64),
+            labels=None if labels is None else np.asarray(labels, dtype=object),
+            **kwargs,
+        )
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, float]], **kwargs) -> "Qrels":
+        qids = [q for q, docs in judgments.items() for _ in docs]
+        docs = [d for judged in judgments.values() for d in judged]
+        grades = [g for judged in judgments.values() for g in judged.values()]
+        return cls.from_rows(qids, docs, grades, **kwargs)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.qidx.shape[0])
+
+    def to_dict(self) -> dict[str, dict[str, int | float]]:
+        out: dict[str, dict[str, int | float]] = {str(q): {} for q in self.query_ids}
+        for q, d, g in zip(self.qidx.tolist(), self.didx.tolist(), self.grades.tolist()):
+            out[self.query_ids[q]][self.doc_ids[d]] = int(g) if float(g).is_integer() else g
+        return out
+
+    def relevant_docs(self, relevance_level: float = 1) -> dict[str, list[str]]:
+        """``{query: [relevant doc, ...]}`` in file order."""
+        out: dict[str, list[str]] = {str(q): [] for q in self.query_ids}
+        keep = self.grades >= relevance_level
+        for q, d in zip(self.qidx[keep].tolist(), self.didx[keep].tolist()):
+            out[self.query_ids[q]].append(self.doc_ids[d])
+        return out

@@ -1,0 +1,34 @@
+"""Errors that the CLI turns into one clear line and exit code 2.
+
+Every problem with user input is an :class:`InputError` carrying the file and,
+where known, the 1-based line, rendered as ``FILE:LINE: message``.
+"""
+from __future__ import annotations
+
+
+class EvalkitError(Exception):
+    """Base class: a problem the user can fix; printed without a traceback."""
+
+    exit_code = 2
+
+    def one_line(self) -> str:
+        return " ".join(str(self).split())
+
+
+class InputError(EvalkitError):
+    """A file that cannot be read as what it claims to be."""
+
+    def __init__(self, path: str, message: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class UsageError(EvalkitError):
+    """A bad option value: unknown metric, unknown task, k <= 0, ..."""
+
+
+class PartialRunError(EvalkitError):
+    """Run and gold cover clearly different query sets (probably a wrong split)."""

@@ -1,0 +1,226 @@
+"""Scoring a run against qrels: the query-set policy, the join, and the result.
+
+Missing-query policy (printed with every result):
+
+* ``zero`` (default, as leaderboards do): every gold query counts; a query the
+  run does not answer scores 0 on every metric.
+* ``skip``: only queries both in the gold and in the run are averaged
+  (trec_eval without ``-c``).
+* ``error``: refuse to score when the run misses any gold query.
+
+Queries in the run but not in the gold are never scored; they are counted and
+reported. A run that misses more than :data:`PARTIAL_THRESHOLD` of the gold
+queries is probably for another split: :func:`evaluate` refuses it unless
+``allow_partial`` is set.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from evalkit.data import Qrels, Run
+from evalkit.errors import PartialRunError, UsageError
+from evalkit.metrics.base import Judged, Metric
+
+MISSING_POLICIES = {
+    "zero": "gold queries missing from the run score 0",
+    "skip": "gold queries missing from the run are left out of the mean",
+    "error": "a run missing any gold query is refused",
+}
+PARTIAL_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True, eq=False)
+class QuerySets:
+    """How the run's queries relate to the gold's."""
+
+    gold: np.ndarray  # gold query ids (after any task filter)
+    run_to_gold: np.ndarray  # per run query code: gold position or -1
+    gold_only: list[str]
+    run_only: list[str]
+    excluded: list[str] = field(default_factory=list)  # gold queries dropped by the task filter
+
+
+def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -> QuerySets:
+    """Map run queries onto gold queries; ``keep_gold`` filters gold positions (task rules)."""
+    gold_all = qrels.query_ids
+    keep = np.ones(len(gold_all), dtype=bool) if keep_gold is None else keep_gold
+    gold = gold_all[keep]
+    position = {q: i for i, q in enumerate(gold.tolist())}
+    run_to_gold = np.fromiter((position.get(q, -1) for q in run.query_ids.tolist()), dtype=np.int64, count=len(run.query_ids))
+    answered = np.zeros(len(gold), dtype=bool)
+    answered[run_to_gold[run_to_gold >= 0]] = True
+    dropped = set(gold_all[~keep].tolist())
+    run_only = [q for q, g in zip(run.query_ids.tolist(), run_to_gold.tolist()) if g < 0 and q not in dropped]
+    return QuerySets(
+        gold=gold,
+        run_to_gold=run_to_gold,
+        gold_only=gold[~answered].tolist(),
+        run_only=run_only,
+        excluded=gold_all[~keep].tolist(),
+    )
+
+
+def check_partial(sets: QuerySets, run_label: str, gold_label: str) -> None:
+    """Raise :class:`PartialRunError` when the run misses many gold queries."""
+    n_gold = len(sets.gold)
+    if n_gold and len(sets.gold_only) > PARTIAL_THRESHOLD * n_gold:
+        answered = n_gold - len(sets.gold_only)
+        raise PartialRunError(
+            f"{run_label}: answers only {answered} of {n_gold} queries in {gold_label} "
+            f"({len(sets.gold_only)} gold-only, {len(sets.run_only)} run-only queries); "
+            "wrong split? pass --allow-partial to score anyway"
+        )
+
+
+def judge(run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, relevance_level: float = 1) -> Judged:
+    """Join the ranked run with the qrels for the gold positions ``evaluated``."""
+    n_gold = len(sets.gold)
+    eval_pos = np.full(n_gold, -1, dtype=np.int64)
+    eval_pos[evaluated] = np.arange(len(evaluated))
+    gold_index = {q: i for i, q in enumerate(sets.gold.tolist())}
+    qrels_to_gold = np.fromiter((gold_index.get(q, -1) for q in qrels.query_ids.tolist()), dtype=np.int64, count=len(qrels.query_ids))
+
+    # judgments of the evaluated queries, keyed by (gold position, qrels doc code)
+    jq = qrels_to_gold[qrels.qidx]
+    jq = np.where(jq >= 0, eval_pos[np.maximum(jq, 0)], -1)
+    jkeep = jq >= 0
+    jq, jd, jg = jq[jkeep], qrels.didx[jkeep], qrels.grades[jkeep]
+    n_docs = max(len(qrels.doc_ids), 1)
+    jkey = jq * n_docs + jd
+    order = np.argsort(jkey, kind="stable")
+    jkey_sorted, jg_sorted = jkey[order], jg[order]
+
+    # ranked rows of the evaluated queries
+    ranked = run.ranked()
+    rq = sets.run_to_gold[ranked.qidx]
+    rq = np.where(rq >= 0, eval_pos[np.maximum(rq, 0)], -1)
+    rkeep = rq >= 0
+    doc_index = {d: i for i, d in enumerate(qrels.doc_ids.tolist())}
+    run_to_qdoc = np.fromiter((doc_index.get(d, -1) for d in run.doc_ids.tolist()), dtype=np.int64, count=len(run.doc_ids))
+    qpos, rank = rq[rkeep], ranked.rank[rkeep]
+    rd = run_to_qdoc[ranked.didx[rkeep]]
+    grade = np.full(len(qpos), np.nan)
+    lookable = (rd >= 0) & ranked.first[rkeep]
+    if len(jkey_sorted) and lookable.any():
+        rkey = qpos[lookable] * n_docs + rd[lookable]
+        at = np.minimum(np.searchsorted(jkey_sorted, rkey), len(jkey_sorted) - 1)
+        found = jkey_sorted[at] == rkey
+        values = np.where(found, jg_sorted[at], np.nan)
+        grade[lookable] = values
+    grade[grade < 0] = np.nan  # negative grades: unjudged (trec_eval)
+
+    n_eval = len(evaluated)
+    relevant = jg >= relevance_level
+    nonrel = (jg >= 0) & ~relevant
+    positive = jg >= 0
+    ideal_order = np.lexsort((-jg[positive], jq[positive]))
+    in_run = np.zeros(n_eval, dtype=bool)
+    answered_pos = eval_pos[sets.run_to_gold[sets.run_to_gold >= 0]]
+    in_run[answered_pos[answered_pos >= 0]] = True
+    return Judged(
+        query_ids=sets.gold[evaluated],
+        qpos=qpos,
+        rank=rank,
+        grade=grade,
+        relevance_level=relevance_level,
+        num_rel=np.bincount(jq[relevant], minlength=n_eval).astype(np.float64),
+        num_nonrel=np.bincount(jq[nonrel], minlength=n_eval).astype(np.float64),
+        num_ret=np.bincount(qpos, minlength=n_eval).astype(np.float64),
+        in_run=in_run,
+        judged_qpos=jq[positive][ideal_order],
+        judged_gain=jg[positive][ideal_order],
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """Per-query values and means of some metrics for one run against one gold."""
+
+    run_name: str
+    metrics: list[Metric]
+    query_ids: np.ndarray
+    per_query: dict[str, np.ndarray]
+    missing: str
+    n_gold: int
+    n_run: int
+    gold_only: list[str]
+    run_only: list[str]
+    excluded: list[str]
+    warnings: list[str]
+    judged: Judged | None = None
+
+    def mean(self, metric: Metric | str) -> float:
+        values = self.per_query[metric if isinstance(metric, str) else metric.label]
+        defined = values[~np.isnan(values)]
+        return float(defined.mean()) if len(defined) else float("nan")
+
+    @property
+    def means(self) -> dict[str, float]:
+        return {m.label: self.mean(m) for m in self.metrics}
+
+    def values_for(self, query_ids: Sequence[str], metric: Metric | str) -> np.ndarray:
+        """Per-query values aligned to ``query_ids`` (NaN where not evaluated)."""
+        values = self.per_query[metric if isinstance(metric, str) else metric.label]
+        position = {q: i for i, q in enumerate(self.query_ids.tolist())}
+        return np.array([values[position[q]] if q in position else np.nan for q in query_ids])
+
+
+def run_warnings(run: Run, limit: int = 5) -> list[str]:
+    """Warnings carried by the run plus repeated documents found while ranking."""
+    warnings = list(run.warnings)
+    dup = run.ranked().duplicated_queries()
+    if len(dup):
+        names = ", ".join(str(run.query_ids[q]) for q in dup[:limit])
+        more = f" and {len(dup) - limit} more" if len(dup) > limit else ""
+        warnings.append(
+            f"{len(dup)} queries list a document more than once (e.g. {names}{more}); "
+            "each document counts at its first position"
+        )
+    return warnings
+
+
+def evaluate(
+    run: Run,
+    qrels: Qrels,
+    metrics: Sequence[Metric],
+    *,
+    missing: str = "zero",
+    relevance_level: float = 1,
+    allow_partial: bool = False,
+    keep_gold: np.ndarray | None = None,
+) -> Evaluation:
+    """Score ``run`` against ``qrels`` on ``metrics`` under the missing-query policy."""
+    if missing not in MISSING_POLICIES:
+        raise UsageError(f"unknown missing-query policy {missing!r} (choose zero, skip or error)")
+    sets = match_queries(run, qrels, keep_gold)
+    run_label = run.source.path if run.source else run.name
+    gold_label = qrels.source.path if qrels.source else qrels.name
+    if not allow_partial:
+        check_partial(sets, run_label, gold_label)
+    if missing == "error" and sets.gold_only:
+        shown = ", ".join(sets.gold_only[:5])
+        raise UsageError(f"{run_label}: misses {len(sets.gold_only)} gold queries (e.g. {shown}) and --missing is error")
+    answered = np.ones(len(sets.gold), dtype=bool)
+    if missing == "skip":
+        answered[:] = False
+        answered[sets.run_to_gold[sets.run_to_gold >= 0]] = True
+    evaluated = np.flatnonzero(answered)
+    judged = judge(run, qrels, sets, evaluated, relevance_level)
+    per_query = {m.label: np.asarray(m.per_query(judged), dtype=np.float64) for m in metrics}
+    return Evaluation(
+        run_name=run.name,
+        metrics=list(metrics),
+        query_ids=judged.query_ids,
+        per_query=per_query,
+        missing=missing,
+        n_gold=len(sets.gold),
+        n_run=len(run.query_ids),
+        gold_only=sets.gold_only,
+        run_only=sets.run_only,
+        excluded=sets.excluded,
+        warnings=run_warnings(run),
+        judged=judged,
+    )

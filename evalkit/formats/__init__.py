@@ -1,0 +1,153 @@
+"""File formats: a registry of readers with auto-detection.
+
+Each format is one module that registers a :class:`Format` with a ``sniff``
+function (does this sample look like me?) and a ``read`` function. Runs and
+gold files are read through :func:`read_run` and :func:`read_qrels`; with
+``fmt="auto"`` the first registered format whose sniff accepts the file wins.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from evalkit.errors import InputError, UsageError
+from evalkit.textio import LoadedFile, load
+
+KNOWN_COLUMNS = ("post_id", "preds", "cord_uid", "claim_id", "abstract_id", "query-id", "corpus-id", "annotation")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The first non-blank lines of a file, for sniffing."""
+
+    lines: list[str]
+
+    @property
+    def first(self) -> str:
+        return self.lines[0] if self.lines else ""
+
+    def header(self, delimiter: str) -> list[str]:
+        import csv
+
+        return next(csv.reader([self.first], delimiter=delimiter), [])
+
+    @property
+    def delimiter(self) -> str:
+        """Tab when the first line has a tab, else comma."""
+        return "\t" if "\t" in self.first else ","
+
+    def columns(self) -> set[str]:
+        return {c.strip().lower() for c in self.header(self.delimiter)}
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    kind: str  # "run" or "qrels"
+    description: str
+    sniff: Callable[[Sample], bool]
+    read: Callable[..., object]
+    extensions: tuple[str, ...] = field(default=())
+
+
+_REGISTRY: dict[str, Format] = {}
+
+
+def register(fmt: Format) -> Format:
+    _REGISTRY[fmt.name] = fmt
+    return fmt
+
+
+def formats(kind: str | None = None) -> list[Format]:
+    return [f for f in _REGISTRY.values() if kind is None or f.kind == kind]
+
+
+def sample_of(loaded: LoadedFile, n: int = 6) -> Sample:
+    lines = []
+    for line in loaded.data[: 1 << 16].decode("utf-8", errors="replace").split("\n"):
+        if line.strip():
+            lines.append(line)
+        if len(lines) >= n:
+            break
+    return Sample(lines)
+
+
+def display_name(path: str) -> str:
+    """Run name from a path: file name without .gz / .zip / .tsv / .csv / .trec ..."""
+    name = Path(path).name
+    for suffix in (".gz", ".zip", ".tsv", ".csv", ".trec", ".txt", ".run", ".qrels", ".qrel"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or Path(path).name
+
+
+def detect(loaded: LoadedFile, kind: str) -> Format:
+    """The format of ``loaded`` among formats of ``kind``; clear errors otherwise."""
+    sample = sample_of(loaded)
+    if not sample.lines:
+        raise InputError(loaded.label, "empty file")
+    for fmt in formats(kind):
+        if fmt.sniff(sample):
+            return fmt
+    other = "qrels" if kind == "run" else "run"
+    for fmt in formats(other):
+        if fmt.sniff(sample):
+            what = "a gold/qrels file" if other == "qrels" else "a run"
+            raise InputError(loaded.label, f"looks like {what} ({fmt.name}), not a {'run' if kind == 'run' else 'gold file'}")
+    first = sample.first
+    if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_COLUMNS):
+        raise InputError(loaded.label, f"header {first.strip()!r} is not tab- or comma-separated", 1)
+    names = ", ".join(f.name for f in formats(kind))
+    raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with --format)", 1)
+
+
+def _resolve(loaded: LoadedFile, kind: str, fmt: str) -> Format:
+    if fmt == "auto":
+        return detect(loaded, kind)
+    chosen = _REGISTRY.get(fmt)
+    if chosen is None or chosen.kind != kind:
+        names = ", ".join(f.name for f in formats(kind))
+        raise UsageError(f"unknown {kind} format {fmt!r} (known: auto, {names})")
+    return chosen
+
+
+def read_run(path: str | os.PathLike, fmt: str = "auto", *, column: str | None = None, name: str | None = None):
+    """Read a run or submission file in any supported format into a :class:`~evalkit.data.Run`."""
+    loaded = load(path)
+    chosen = _resolve(loaded, "run", fmt)
+    run = chosen.read(loaded, column=column)
+    from dataclasses import replace
+
+    from evalkit.data import Source
+
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.sha256, member=loaded.member)
+    return replace(run, name=name or display_name(str(path)), source=source)
+
+
+def read_qrels(path: str | os.PathLike, fmt: str = "auto"):
+    """Read a gold file in any supported format into a :class:`~evalkit.data.Qrels`."""
+    loaded = load(path)
+    chosen = _resolve(loaded, "qrels", fmt)
+    qrels = chosen.read(loaded)
+    from dataclasses import replace
+
+    from evalkit.data import Source
+
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.sha256, member=loaded.member)
+    return replace(qrels, name=display_name(str(path)), source=source)
+
+
+# registration order is sniffing order: most specific headers first
+from evalkit.formats import (  # noqa: E402
+    beir_qrels,
+    checkthat_gold,
+    climatecheck_gold,
+    climatecheck_run,
+    list_run,
+    trec_qrels,
+    trec_run,
+)
+
+__all__ = ["Format", "Sample", "detect", "formats", "read_qrels", "read_run", "register"]

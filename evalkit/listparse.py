@@ -1,0 +1,51 @@
+"""Strict parsing of ranked-id list literals such as ``['a', 'b']`` or ``["a","b"]``.
+
+Nothing is ever evaluated: a fast regular expression handles the common
+forms; anything else goes through :func:`ast.parse` and is accepted only if
+the tree is a bare list (or tuple) of string constants.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+_ITEM = r"""(?:'[^'\\\n]*'|"[^"\\\n]*")"""
+_SIMPLE_LIST = re.compile(rf"\[\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*\s*,?\s*)?\]")
+_ITEM_RE = re.compile(r"""'([^'\\\n]*)'|"([^"\\\n]*)\"""")
+
+
+class ListLiteralError(ValueError):
+    """The text is not a list of strings."""
+
+
+def parse_id_list(text: str) -> list[str]:
+    """Parse a list literal of strings; raise :class:`ListLiteralError` otherwise.
+
+    >>> parse_id_list("['a1', 'b2']")
+    ['a1', 'b2']
+    >>> parse_id_list('["a1","b2"]')
+    ['a1', 'b2']
+    """
+    text = text.strip()
+    if _SIMPLE_LIST.fullmatch(text):
+        return [single or double for single, double in _ITEM_RE.findall(text)]
+    if not text.startswith("["):
+        raise ListLiteralError("is not a list literal")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        raise ListLiteralError("is not a valid list literal") from None
+    node = tree.body
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise ListLiteralError("is not a plain list literal (expressions are never evaluated)")
+    items = []
+    for element in node.elts:
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            raise ListLiteralError("holds an item that is not a string")
+        items.append(element.value)
+    return items
+
+
+def format_id_list(ids: list[str]) -> str:
+    """The official 4b spelling: a Python list literal in single quotes."""
+    return repr([str(i) for i in ids])

@@ -1,0 +1,62 @@
+"""The small manifest every evalkit output carries.
+
+It records what produced the output: evalkit version, the task, each input
+file with its sha256, the options, the seed (if anything was random) and the
+time. Written inside JSON outputs, as a block in Markdown reports, and as a
+``<output>.manifest.json`` sidecar next to files whose format has no room for it.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+from typing import Any, Mapping
+
+from evalkit._version import __version__
+from evalkit.ranking import RANKING_RULE
+from evalkit.textio import atomic_write, sha256_of
+
+
+def input_entry(role: str, source) -> dict[str, Any]:
+    """Describe one input: a :class:`~evalkit.data.Source` or a path."""
+    if hasattr(source, "sha256"):
+        entry = {"role": role, "path": source.path, "sha256": source.sha256, "format": source.format}
+        if source.member:
+            entry["member"] = source.member
+        return entry
+    path = os.fspath(source)
+    return {"role": role, "path": path, "sha256": sha256_of(path)}
+
+
+def build_manifest(
+    task: str | None,
+    inputs: list[dict[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    command: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "evalkit_version": __version__,
+        "command": command,
+        "task": task,
+        "inputs": inputs,
+        "options": dict(options or {}),
+        "seed": seed,
+        "ranking_rule": RANKING_RULE,
+        "python": platform.python_version(),
+        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+    }
+
+
+def manifest_markdown(manifest: Mapping[str, Any]) -> str:
+    """A Markdown block for reports."""
+    lines = ["<details><summary>Manifest</summary>", "", "```json", json.dumps(manifest, indent=2, sort_keys=False), "```", "", "</details>"]
+    return "\n".join(lines)
+
+
+def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
+    """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
+    path = f"{os.fspath(output_path)}.manifest.json"
+    atomic_write(path, json.dumps(manifest, indent=2) + "\n", force=True)
+    return path

@@ -1,0 +1,28 @@
+"""(Mean) average precision, optionally cut at k."""
+from __future__ import annotations
+
+import numpy as np
+
+from evalkit.metrics import register
+from evalkit.metrics.base import Judged, Metric, safe_divide
+
+
+@register
+class MAP(Metric):
+    """AP@k(q) = (1 / R) * sum over relevant docs at rank i <= k of P@i.
+
+    Divides by R, all judged relevant documents of the query, also with a
+    cutoff (trec_eval ``map`` and ``map_cut_k``; ranx's ``map@k`` divides by
+    the relevant documents retrieved in the top k instead). R = 0 gives 0.
+    Reference: Buckley & Voorhees, SIGIR 2000.
+    """
+
+    name = "MAP"
+    aliases = ("ap", "map", "map_cut")
+
+    def per_query(self, judged: Judged) -> np.ndarray:
+        relevant = judged.relevant
+        hits_so_far = judged.cumulative_within_query(relevant)
+        mask = relevant & self.within_cutoff(judged)
+        precision_at_hit = hits_so_far[mask] / judged.rank[mask]
+        return safe_divide(judged.per_query_sum(precision_at_hit, mask), judged.num_rel)

@@ -1,0 +1,24 @@
+"""Precision at a cutoff."""
+from __future__ import annotations
+
+import numpy as np
+
+from evalkit.metrics import register
+from evalkit.metrics.base import Judged, Metric, safe_divide
+
+
+@register
+class Precision(Metric):
+    """P@k(q) = |relevant in top k| / k (trec_eval ``P_k``: divides by k even if fewer were retrieved).
+
+    Without k: relevant retrieved / number retrieved (0 for an empty list).
+    """
+
+    name = "P"
+    aliases = ("p", "precision")
+
+    def per_query(self, judged: Judged) -> np.ndarray:
+        hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))
+        if self.k is None:
+            return safe_divide(hits, judged.num_ret)
+        return hits / self.k

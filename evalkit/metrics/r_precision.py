@@ -1,0 +1,23 @@
+"""R-precision."""
+from __future__ import annotations
+
+import numpy as np
+
+from evalkit.metrics import register
+from evalkit.metrics.base import Judged, Metric, safe_divide
+
+
+@register
+class RPrec(Metric):
+    """R-Prec(q) = |relevant in top R| / R, R = judged relevant documents (0 when R = 0).
+
+    trec_eval ``Rprec``; ranx ``r-precision``.
+    """
+
+    name = "R-Prec"
+    aliases = ("rprec", "r-precision", "r_precision", "rprecision")
+    cutoff = "none"
+
+    def per_query(self, judged: Judged) -> np.ndarray:
+        mask = judged.relevant & (judged.rank <= judged.num_rel[judged.qpos])
+        return safe_divide(judged.per_query_count(mask), judged.num_rel)

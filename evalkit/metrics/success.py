@@ -1,0 +1,25 @@
+"""Success (hit rate) at a cutoff."""
+from __future__ import annotations
+
+import numpy as np
+
+from evalkit.metrics import register
+from evalkit.metrics.base import Judged, Metric
+
+
+@register
+class Success(Metric):
+    """Success@k(q) = 1 if any relevant document is in the top k, else 0.
+
+    Equals trec_eval ``success_k`` and ranx ``hit_rate@k``; with one relevant
+    document per query it equals Recall@k. Per-query values are binary.
+    """
+
+    name = "Success"
+    aliases = ("success", "hit_rate", "hitrate", "hits", "hit")
+    binary = True
+
+    def per_query(self, judged: Judged) -> np.ndarray:
+        first = judged.first_relevant_rank()
+        limit = self.k if self.k is not None else np.inf
+        return (first <= limit).astype(np.float64)

@@ -1,0 +1,102 @@
+"""The one ranking rule every evalkit number is computed under.
+
+RANKING_RULE (printed with every result):
+
+* Runs with scores: within a query, documents are ordered by score
+  descending; equal scores are ordered by document id descending (byte-wise
+  string comparison), exactly as trec_eval does. The order of input lines and
+  any rank column are ignored.
+* List submissions (no scores): the order of the list as written.
+* A document listed twice for one query keeps its first (best) position; the
+  later copy still occupies its position but counts as non-relevant.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+RANKING_RULE = (
+    "scored runs: score descending, ties by doc id descending (trec_eval); "
+    "list submissions: list order as written; a repeated doc counts once, at its first position"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class RankedRun:
+    """Rows sorted by (query, rank); ``rank`` is the 1-based position."""
+
+    qidx: np.ndarray
+    didx: np.ndarray
+    rank: np.ndarray
+    scores: np.ndarray | None
+    labels: np.ndarray | None
+    first: np.ndarray  # False for a repeated (query, doc) after its first position
+    row: np.ndarray  # index of each ranked row in the source run
+
+    def duplicated_queries(self) -> np.ndarray:
+        """Codes of queries whose list names some document more than once."""
+        return np.unique(self.qidx[~self.first])
+
+
+def doc_descending_key(doc_ids: np.ndarray) -> np.ndarray:
+    """Integer key per unique doc id: larger for ids that sort earlier (descending)."""
+    as_text = np.asarray(doc_ids, dtype=str)
+    order = np.argsort(as_text, kind="stable")
+    key = np.empty(len(order), dtype=np.int64)
+    key[order] = np.arange(len(order) - 1, -1, -1, dtype=np.int64)
+    return key
+
+
+def _is_rule_ordered(qidx: np.ndarray, scores: np.ndarray, dkey: np.ndarray) -> bool:
+    """True when rows are already grouped by query and ordered by the rule."""
+    if len(qidx) < 2:
+        return True
+    same_q = qidx[1:] == qidx[:-1]
+    if np.any(qidx[1:] < qidx[:-1]):
+        return False
+    s0, s1 = scores[:-1], scores[1:]
+    k0, k1 = dkey[:-1], dkey[1:]
+    ok = (s0 > s1) | ((s0 == s1) & (k0 < k1))
+    return bool(np.all(ok | ~same_q))
+
+
+def group_positions(sorted_qidx: np.ndarray) -> np.ndarray:
+    """1-based position of each row within its (contiguous) query group."""
+    n = len(sorted_qidx)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_qidx[1:] != sorted_qidx[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths) + 1
+
+
+def _first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.ndarray:
+    key = qidx.astype(np.int64) * max(n_docs, 1) + didx
+    first = np.zeros(len(key), dtype=bool)
+    first[np.unique(key, return_index=True)[1]] = True
+    return first
+
+
+def rank_run(run) -> RankedRun:
+    """Sort a :class:`~evalkit.data.Run` by the ranking rule."""
+    qidx, didx = run.qidx, run.didx
+    if run.scores is None:
+        order = np.argsort(qidx, kind="stable")
+    else:
+        # rank key: position of the doc id in descending string order
+        dkey = doc_descending_key(run.doc_ids)[didx]
+        if _is_rule_ordered(qidx, run.scores, dkey):
+            order = np.arange(len(qidx))
+        else:
+            order = np.lexsort((dkey, -run.scores, qidx))
+    sq, sd = qidx[order], didx[order]
+    return RankedRun(
+        qidx=sq,
+        didx=sd,
+        rank=group_positions(sq),
+        scores=None if run.scores is None else run.scores[order],
+        labels=None if run.labels is None else run.labels[order],
+        first=_first_occurrences(sq, sd, len(run.doc_ids)),
+        row=order,
+    )

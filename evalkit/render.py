@@ -1,0 +1,85 @@
+"""Rendering a task score as a text table, JSON, Markdown or TSV."""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Mapping
+
+from evalkit.tasks.base import TaskScore
+
+
+def fmt(value: float, digits: int = 4) -> str:
+    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def score_header(score: TaskScore) -> str:
+    ev = score.evaluation
+    return f"task {score.task} · run {ev.run_name} · {ev.n_gold - len(ev.gold_only)}/{ev.n_gold} gold queries answered"
+
+
+def as_table(score: TaskScore, digits: int = 4) -> str:
+    width = max(len(k) for k in score.values) + 2
+    lines = [score_header(score), ""]
+    for name, value in score.values.items():
+        mark = "   (official)" if name == score.official else ""
+        lines.append(f"{name:<{width}}{fmt(value, digits)}{mark}")
+    lines.append("")
+    lines += [f"# {line}" for line in score.policy_lines()]
+    return "\n".join(lines)
+
+
+def as_markdown(score: TaskScore, manifest: Mapping[str, Any] | None = None, digits: int = 4) -> str:
+    from evalkit.manifest import manifest_markdown
+
+    lines = [f"**{score_header(score)}**", "", "| metric | value |", "|---|---:|"]
+    for name, value in score.values.items():
+        shown = f"**{fmt(value, digits)}**" if name == score.official else fmt(value, digits)
+        lines.append(f"| {name}{' (official)' if name == score.official else ''} | {shown} |")
+    lines.append("")
+    lines += [f"- {line}" for line in score.policy_lines()]
+    if manifest:
+        lines += ["", manifest_markdown(manifest)]
+    return "\n".join(lines)
+
+
+def as_dict(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    ev = score.evaluation
+    return {
+        "task": score.task,
+        "run": ev.run_name,
+        "official": {"metric": score.official, "value": score.official_value},
+        "metrics": score.values,
+        "queries": {
+            "gold": ev.n_gold,
+            "evaluated": int(len(ev.query_ids)),
+            "gold_only": len(ev.gold_only),
+            "run_only": len(ev.run_only),
+            "excluded_by_task": len(ev.excluded),
+        },
+        "missing_policy": ev.missing,
+        "notes": score.policy_lines(),
+        "warnings": list(ev.warnings),
+        "manifest": dict(manifest or {}),
+    }
+
+
+def as_json(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> str:
+    return json.dumps(as_dict(score, manifest), indent=2, allow_nan=True)
+
+
+def as_tsv(score: TaskScore, digits: int = 6) -> str:
+    lines = ["metric\tvalue"] + [f"{k}\t{fmt(v, digits)}" for k, v in score.values.items()]
+    return "\n".join(lines)
+
+
+def per_query_tsv(score: TaskScore, digits: int = 6) -> str:
+    ev = score.evaluation
+    labels = [m.label for m in ev.metrics]
+    lines = ["query_id\t" + "\t".join(labels)]
+    columns = [ev.per_query[label] for label in labels]
+    for i, query in enumerate(ev.query_ids.tolist()):
+        lines.append(query + "\t" + "\t".join(fmt(float(c[i]), digits) for c in columns))
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"table": as_table, "markdown": as_markdown, "json": as_json, "tsv": as_tsv}

@@ -1,0 +1,97 @@
+"""What a task is: how its gold is read, which metrics it reports, what its official score is."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from evalkit.data import Qrels, Run
+from evalkit.evaluation import MISSING_POLICIES, Evaluation, evaluate
+from evalkit.metrics import Metric, parse_metrics
+from evalkit.ranking import RANKING_RULE
+
+
+@dataclass(frozen=True, eq=False)
+class TaskScore:
+    """A task's verdict on one run: the official figure first, then the other metrics."""
+
+    task: str
+    official: str  # label of the official figure in ``values``
+    values: dict[str, float]  # official first
+    evaluation: Evaluation  # per-query values of the ranking metrics
+    notes: list[str] = field(default_factory=list)  # policy notes printed with the result
+
+    @property
+    def official_value(self) -> float:
+        return self.values[self.official]
+
+    @property
+    def missing(self) -> str:
+        return self.evaluation.missing
+
+    def policy_lines(self) -> list[str]:
+        ev = self.evaluation
+        lines = [
+            f"ranking rule: {RANKING_RULE}",
+            f"missing queries: {ev.missing} ({MISSING_POLICIES[ev.missing]}); "
+            f"{len(ev.gold_only)} of {ev.n_gold} gold queries missing from the run",
+        ]
+        if ev.run_only:
+            lines.append(f"run-only queries: {len(ev.run_only)} (not in the gold; ignored)")
+        if ev.excluded:
+            lines.append(f"excluded gold queries: {len(ev.excluded)} (task rule)")
+        return lines + self.notes
+
+
+class Task:
+    """Base class; each task module subclasses it and registers an instance."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    official_definition: ClassVar[str]
+    default_metrics: ClassVar[str]
+    gold_formats: ClassVar[tuple[str, ...]] = ()
+    default_missing: ClassVar[str] = "zero"
+    submission_depth: ClassVar[int | None] = None  # ids per query in an official submission
+
+    def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
+        """The official metrics, then the task's defaults or the user's choice."""
+        chosen = parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
+        return list(dict.fromkeys(self.official_metrics() + chosen))
+
+    def official_metrics(self) -> list[Metric]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def official_value(self, evaluation: Evaluation) -> tuple[str, float]:
+        metric = self.official_metrics()[0]
+        return metric.label, evaluation.mean(metric)
+
+    def keep_gold(self, qrels: Qrels) -> np.ndarray | None:
+        """Mask over gold queries that this task evaluates (``None``: all)."""
+        return None
+
+    def score(
+        self,
+        run: Run,
+        qrels: Qrels,
+        metrics: str | Sequence[str] | None = None,
+        *,
+        missing: str | None = None,
+        allow_partial: bool = False,
+        relevance_level: float = 1,
+    ) -> TaskScore:
+        chosen = self.metrics(metrics)
+        evaluation = evaluate(
+            run,
+            qrels,
+            chosen,
+            missing=missing or self.default_missing,
+            allow_partial=allow_partial,
+            relevance_level=relevance_level,
+            keep_gold=self.keep_gold(qrels),
+        )
+        official, value = self.official_value(evaluation)
+        values = {official: value}
+        values.update({m.label: evaluation.mean(m) for m in chosen if m.label not in values})
+        return TaskScore(task=self.name, official=official, values=values, evaluation=evaluation)

@@ -1,0 +1,33 @@
+"""Generic TREC-style evaluation: any metrics over TREC/BEIR qrels and runs."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from evalkit.metrics import Metric, parse_metrics
+from evalkit.tasks import register
+from evalkit.tasks.base import Task
+
+
+@register
+class TrecTask(Task):
+    """Official score: the first metric asked for (default nDCG@10), trec_eval semantics."""
+
+    name = "trec"
+    description = "any metrics over TREC or BEIR qrels and runs (trec_eval semantics)"
+    official_definition = "the first metric given with --metrics (default nDCG@10)"
+    default_metrics = "ndcg@10 map mrr recall@100 p@10 bpref"
+    gold_formats = ("trec-qrels", "beir-qrels")
+
+    def __init__(self) -> None:
+        self._first: list[Metric] = parse_metrics("ndcg@10")
+
+    def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
+        chosen = parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
+        return chosen
+
+    def official_value(self, evaluation):
+        metric = evaluation.metrics[0]
+        return metric.label, evaluation.mean(metric)
+
+    def official_metrics(self) -> list[Metric]:
+        return self._first
