@@ -21,9 +21,10 @@ ID_COLUMNS = ("post_id", "query_id", "query-id", "qid", "claim_id", "topic_id", 
 
 def sniff(sample: Sample) -> bool:
     header = sample.header(sample.delimiter)
-    if len(header) < 2:
-        return False
-    if "preds" in sample.columns():
+    columns = sample.columns()
+    if len(header) < 2 or "cord_uid" in columns or "annotation" in columns:
+        return False  # gold files
+    if "preds" in columns or columns & set(ID_COLUMNS):
         return True
     return any("['" in line or '["' in line or "[\"\"" in line for line in sample.lines[1:])
 

@@ -12,8 +12,7 @@ class MAP(Metric):
     """AP@k(q) = (1 / R) * sum over relevant docs at rank i <= k of P@i.
 
     Divides by R, all judged relevant documents of the query, also with a
-    cutoff (trec_eval ``map`` and ``map_cut_k``; ranx's ``map@k`` divides by
-    the relevant documents retrieved in the top k instead). R = 0 gives 0.
+    cutoff (trec_eval ``map`` and ``map_cut_k``, ranx ``map@k``). R = 0 gives 0.
     Reference: Buckley & Voorhees, SIGIR 2000.
     """
 

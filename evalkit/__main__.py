@@ -1,0 +1,3 @@
+from evalkit.cli import entry_point
+
+entry_point()
