@@ -1,0 +1,134 @@
+"""The system registry and its one-line factory.
+
+Systems register under a name, either with the :func:`register_system`
+decorator or through the ``evalkit.systems`` entry-point group, which is how
+third-party packages add systems without touching evalkit::
+
+    # in the plugin's pyproject.toml
+    [project.entry-points."evalkit.systems"]
+    my-bm25 = "my_package.module:MyRetriever"
+
+The built-in systems in ``systems/`` (installed as ``evalkit.systems``) are
+declared the same way in evalkit's own ``setup.py``. Loading is lazy: a
+system's module is imported only when the system is asked for.
+
+>>> from evalkit.registry import load_system
+>>> bm25 = load_system("bm25", analyzer="stem")          # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import dataclasses
+import typing
+from importlib import metadata
+from typing import Any, Iterable
+
+from evalkit.errors import UsageError
+from evalkit.stages import System
+
+ENTRY_POINT_GROUP = "evalkit.systems"
+_REGISTRY: dict[str, type[System]] = {}
+_ENTRY_POINTS: dict[str, metadata.EntryPoint] | None = None
+
+
+def register_system(cls: type[System]) -> type[System]:
+    """Class decorator: make ``cls`` available under ``cls.name``."""
+    if not getattr(cls, "name", None) or getattr(cls, "kind", None) not in ("retriever", "reranker"):
+        raise TypeError(f"{cls!r} needs a name and kind 'retriever' or 'reranker'")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    global _ENTRY_POINTS
+    if _ENTRY_POINTS is None:
+        _ENTRY_POINTS = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return _ENTRY_POINTS
+
+
+def refresh() -> None:
+    """Forget cached entry points (after installing a plugin in the same process)."""
+    global _ENTRY_POINTS
+    _ENTRY_POINTS = None
+
+
+def system_names() -> list[str]:
+    return sorted(set(_REGISTRY) | set(_entry_points()))
+
+
+def get_system_class(name: str) -> type[System]:
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    entry = _entry_points().get(name)
+    if entry is None:
+        raise UsageError(f"unknown system {name!r} (known: {', '.join(system_names()) or 'none'})")
+    try:
+        loaded = entry.load()
+    except ImportError as exc:
+        raise UsageError(f"system {name!r} needs a missing package ({exc}); try: pip install 'evalkit[systems]'") from None
+    if isinstance(loaded, type) and issubclass(loaded, System):
+        _REGISTRY.setdefault(name, loaded)
+    if name not in _REGISTRY:
+        raise UsageError(f"entry point {entry.value!r} did not provide an evalkit system named {name!r}")
+    return _REGISTRY[name]
+
+
+def load_system(name: str, **options: Any) -> System:
+    """The one-line factory: ``load_system("bm25", k1=1.2)``."""
+    return get_system_class(name)(**options)
+
+
+def describe_options(cls: type[System]) -> list[tuple[str, str, Any, str]]:
+    """``(name, type, default, help)`` for each option of ``cls``."""
+    hints = typing.get_type_hints(cls.Options)
+    out = []
+    for f in dataclasses.fields(cls.Options):
+        default = f.default if f.default is not dataclasses.MISSING else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
+        out.append((f.name, _type_name(hints.get(f.name, str)), default, f.metadata.get("help", "")))
+    return out
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def coerce_value(tp: Any, text: str, key: str) -> Any:
+    """Turn ``--set key=text`` into the option's declared type."""
+    origin = typing.get_origin(tp)
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        if text.lower() in ("none", "null", ""):
+            return None
+        return coerce_value(args[0], text, key)
+    if origin in (list, tuple) or tp in (list, tuple):
+        inner = args[0] if args else str
+        items = [coerce_value(inner, part.strip(), key) for part in text.split(",") if part.strip()]
+        return items if origin is not tuple else tuple(items)
+    try:
+        if tp is bool:
+            lowered = text.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(text)
+        if tp in (int, float, str):
+            return tp(text)
+    except ValueError:
+        raise UsageError(f"option {key}={text!r}: expected {_type_name(tp)}") from None
+    return text
+
+
+def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]:
+    """``["k1=1.2", "fields=title,text"]`` -> typed options for ``cls``."""
+    hints = typing.get_type_hints(cls.Options)
+    known = {f.name for f in dataclasses.fields(cls.Options)}
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise UsageError(f"--set {pair!r}: write it as key=value")
+        if key not in known:
+            raise UsageError(f"unknown option {key!r} for system {cls.name} (known: {', '.join(sorted(known)) or 'none'})")
+        options[key] = coerce_value(hints.get(key, str), value.strip(), key)
+    return options

@@ -1,0 +1,115 @@
+"""The two kinds of pipeline stage every retrieval system is.
+
+* :class:`Retriever` -- corpus + queries -> scored :class:`~evalkit.data.Run` (top k).
+* :class:`Reranker` -- corpus + queries + run -> run whose top ``depth`` is re-scored.
+
+Options are a dataclass ``Options`` on each system (defaults, types and a
+``help`` text in the field metadata), so the CLI can list them and coerce
+``--set key=value``. Learnable systems implement :meth:`System.fit` and
+save/load to a folder. System modules must not import torch or transformers
+at import time: import them inside methods.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from evalkit.corpus import Corpus, Queries
+from evalkit.data import Qrels, Run
+from evalkit.errors import UsageError
+
+
+@dataclasses.dataclass
+class NoOptions:
+    """A system without options."""
+
+
+def option(default: Any, help: str, **kwargs) -> Any:
+    """A dataclass field with a help text: ``k1: float = option(1.5, "BM25 term saturation")``."""
+    if isinstance(default, (list, dict)):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kwargs)
+    return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
+
+
+class System:
+    """Base class of registered systems (see :mod:`evalkit.registry`)."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str]  # "retriever" or "reranker"
+    description: ClassVar[str] = ""
+    Options: ClassVar[type] = NoOptions
+    learnable: ClassVar[bool] = False
+
+    def __init__(self, **options: Any) -> None:
+        known = {f.name for f in dataclasses.fields(self.Options)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise UsageError(
+                f"unknown option {unknown[0]!r} for system {self.name} (known: {', '.join(sorted(known)) or 'none'})"
+            )
+        self.options = self.Options(**options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.options})"
+
+    def config(self) -> dict[str, Any]:
+        """Name and options, for manifests."""
+        return {"system": self.name, "options": dataclasses.asdict(self.options)}
+
+    # ------------------------------------------------------------- learning
+    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None) -> "System":
+        raise UsageError(f"system {self.name} is not trainable")
+
+    def save(self, folder: str | Path) -> Path:
+        """Write options (and, in learnable systems, weights) to ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "evalkit-system.json").write_text(json.dumps(self.config(), indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "System":
+        path = Path(folder) / "evalkit-system.json"
+        if not path.exists():
+            raise UsageError(f"{folder}: not a saved evalkit system (no evalkit-system.json)")
+        data = json.loads(path.read_text())
+        return cls(**data.get("options", {}))
+
+
+class Retriever(System):
+    kind = "retriever"
+
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Reranker(System):
+    kind = "reranker"
+
+    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 100) -> Run:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def rerank_candidates(queries: Queries, run: Run, depth: int) -> dict[str, list[str]]:
+    """The top ``depth`` documents of each query of ``run`` (ranking rule order), for queries in ``queries``."""
+    lists = run.to_lists(depth)
+    return {q: lists.get(q, []) for q in queries.ids}
+
+
+def merge_reranked(run: Run, reranked: dict[str, dict[str, float]], depth: int) -> Run:
+    """New scored run: re-scored top ``depth`` first, the rest of ``run`` below it in its old order."""
+    lists = run.to_lists()
+    scores: dict[str, dict[str, float]] = {}
+    for query, ranked in lists.items():
+        top = reranked.get(query)
+        if top is None:
+            continue
+        rest = [d for d in ranked[depth:] if d not in top]
+        floor = min(top.values(), default=0.0)
+        ordered = dict(sorted(top.items(), key=lambda kv: -kv[1]))
+        for offset, doc in enumerate(rest, start=1):
+            ordered[doc] = floor - offset
+        scores[query] = ordered
+    return Run.from_scores(scores, name=run.name)

@@ -1,0 +1,79 @@
+"""The system registry: decorator registration, entry points, options from --set."""
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from evalkit import registry
+from evalkit.corpus import Corpus, Queries
+from evalkit.data import Run
+from evalkit.errors import UsageError
+from evalkit.stages import Retriever, option
+
+
+
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class TitleMatchOptions:
+    k1: float = option(1.5, "unused weight")
+    fields: list[str] = option(["title"], "fields to match")
+    lowercase: bool = option(True, "lower-case before matching")
+
+
+class TitleMatch(Retriever):
+    """Scores a document by the number of query words in its chosen fields."""
+
+    name = "title-match-test"
+    description = "test retriever"
+    Options = TitleMatchOptions
+
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:
+        texts = corpus.texts(self.options.fields)
+        scores = {}
+        for qid, text in zip(queries.ids, queries.texts):
+            words = set(text.lower().split())
+            scored = {d: float(len(words & set(t.lower().split()))) for d, t in zip(corpus.ids, texts)}
+            scores[qid] = dict(sorted(scored.items(), key=lambda kv: -kv[1])[:k])
+        return Run.from_scores(scores, name=self.name)
+
+
+def test_entry_point_plugin_is_found_and_runs(monkeypatch):
+    ep = metadata.EntryPoint(name="title-match-test", value=f"{__name__}:TitleMatch", group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "_ENTRY_POINTS", {"title-match-test": ep})
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    assert "title-match-test" in registry.system_names()
+    system = registry.load_system("title-match-test", fields=["title", "text"])
+    corpus = Corpus.from_records([{"id": "d1", "title": "sea level", "text": "rise"}, {"id": "d2", "title": "plants", "text": ""}])
+    run = system.retrieve(corpus, Queries(["q"], ["Sea level rise"]), k=2)
+    assert run.to_lists() == {"q": ["d1", "d2"]}
+
+
+def test_set_options_are_typed_and_checked():
+    options = registry.parse_set_options(TitleMatch, ["k1=1.2", "fields=title, text", "lowercase=no"])
+    assert options == {"k1": 1.2, "fields": ["title", "text"], "lowercase": False}
+    with pytest.raises(UsageError, match="unknown option 'b'"):
+        registry.parse_set_options(TitleMatch, ["b=0.75"])
+    with pytest.raises(UsageError, match="expected float"):
+        registry.parse_set_options(TitleMatch, ["k1=high"])
+    with pytest.raises(UsageError, match="unknown option 'nope'"):
+        TitleMatch(nope=1)
+
+
+def test_unknown_system():
+    with pytest.raises(UsageError, match="unknown system 'nosuch'"):
+        registry.load_system("nosuch")
+
+
+def test_describe_options():
+    rows = registry.describe_options(TitleMatch)
+    assert rows[0] == ("k1", "float", 1.5, "unused weight")
+
+
+def test_save_and_load_round_trip(tmp_path):
+    system = TitleMatch(k1=2.0)
+    system.save(tmp_path / "saved")
+    assert TitleMatch.load(tmp_path / "saved").options.k1 == 2.0
