@@ -1,0 +1,205 @@
+"""Paired comparison of runs against a baseline: every test, effect size and correction.
+
+:func:`compare` takes per-query values already aligned by
+:func:`evalkit.stats.paired.align` and runs, for each run against the
+baseline: Wilcoxon signed-rank, paired t-test, Fisher randomization test,
+bootstrap CI of the mean difference, McNemar (exact and chi-square) on a
+binary outcome, win/tie/loss, relative improvement and the matched-pairs
+rank-biserial effect size. The p-values of each test are then corrected over
+the comparisons (one family per test).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalkit.errors import UsageError
+from evalkit.stats import TestResult
+from evalkit.stats.bootstrap import CI_METHODS, bootstrap_ci
+from evalkit.stats.correction import CORRECTIONS, adjust
+from evalkit.stats.effect_size import rank_biserial, relative_improvement, win_tie_loss
+from evalkit.stats.mcnemar import check_binary, mcnemar_tests
+from evalkit.stats.paired import PairedValues
+from evalkit.stats.randomization import randomization_test
+from evalkit.stats.ttest import paired_t_test
+from evalkit.stats.wilcoxon import ZERO_METHODS, wilcoxon_test
+
+TEST_NAMES = {
+    "wilcoxon": "Wilcoxon signed-rank",
+    "ttest": "paired t-test",
+    "randomization": "Fisher randomization",
+    "mcnemar_exact": "McNemar exact",
+    "mcnemar_chi2": "McNemar chi-square",
+}
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    zero_method: str = "wilcox"
+    permutations: int = 10_000
+    bootstrap: int = 10_000
+    ci_method: str = "percentile"
+    confidence: float = 0.95
+    seed: int = 42
+    correction: str = "holm"
+    alpha: float = 0.05
+
+    def check(self) -> None:
+        if self.zero_method not in ZERO_METHODS:
+            raise UsageError(f"unknown zero method {self.zero_method!r} (choose {', '.join(ZERO_METHODS)})")
+        if self.ci_method not in CI_METHODS:
+            raise UsageError(f"unknown bootstrap CI method {self.ci_method!r} (choose {', '.join(CI_METHODS)})")
+        if self.correction not in CORRECTIONS:
+            raise UsageError(f"unknown correction {self.correction!r} (choose {', '.join(CORRECTIONS)})")
+        if self.permutations < 1 or self.bootstrap < 1:
+            raise UsageError("--permutations and --bootstrap must be positive")
+        if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
+            raise UsageError("--confidence and --alpha must lie strictly between 0 and 1")
+
+    def description(self, binary: str | None) -> list[str]:
+        lines = [
+            f"Wilcoxon signed-rank: scipy.stats.wilcoxon, zero_method={self.zero_method} "
+            f"({ZERO_METHODS[self.zero_method]}), no continuity correction, method auto",
+            "paired t-test: scipy.stats.ttest_rel",
+            f"Fisher randomization: {self.permutations} random sign flips of the per-query differences "
+            f"(exact enumeration when 2^nonzero <= {self.permutations}), seed {self.seed}, p = (1 + hits) / (1 + B)",
+            f"bootstrap: {self.confidence:.0%} CI of the mean difference, {self.bootstrap} resamples of queries, "
+            f"{CI_METHODS[self.ci_method]}, seed {self.seed}",
+        ]
+        if binary:
+            lines.append(
+                f"McNemar on {binary} (statsmodels): exact binomial and chi-square with continuity correction; "
+                "b = only the baseline correct, c = only the run correct"
+            )
+        lines.append(f"all tests two-sided; correction: {self.correction} ({CORRECTIONS[self.correction]}) "
+                     f"over the comparisons of each test; alpha {self.alpha}")
+        return lines
+
+
+@dataclass
+class PairComparison:
+    """One run against the baseline."""
+
+    run: str
+    baseline: str
+    n: int  # paired queries
+    mean_run: float
+    mean_baseline: float
+    difference: float  # mean_run - mean_baseline
+    relative: float  # difference / mean_baseline
+    ci: tuple[float, float]
+    wins: int
+    ties: int
+    losses: int
+    rank_biserial: float
+    tests: dict[str, TestResult]
+    adjusted: dict[str, float] = field(default_factory=dict)
+
+    def significant(self, test: str, alpha: float) -> bool:
+        return self.adjusted.get(test, self.tests[test].p_value) < alpha
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci"] = list(self.ci)
+        out["tests"] = {
+            name: {**result.as_dict(), "p_adjusted": self.adjusted.get(name)} for name, result in self.tests.items()
+        }
+        out.pop("adjusted")
+        return out
+
+
+@dataclass
+class Comparison:
+    metric: str
+    binary: str | None
+    baseline: str
+    options: CompareOptions
+    pairs: list[PairComparison]
+    n_queries: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def test_names(self) -> list[str]:
+        return list(self.pairs[0].tests) if self.pairs else []
+
+
+def compare_pair(
+    values: PairedValues, run: int, baseline: int, options: CompareOptions, binary: PairedValues | None = None
+) -> PairComparison:
+    """All statistics of run ``run`` against ``baseline`` (row indices of ``values``)."""
+    a, b, _ = values.pair(run, baseline)
+    if len(a) == 0:
+        raise UsageError(f"{values.names[run]} and {values.names[baseline]} share no query with a defined {values.metric}")
+    mean_a, mean_b = float(a.mean()), float(b.mean())
+    wins, ties, losses = win_tie_loss(a, b)
+    tests = {
+        "wilcoxon": wilcoxon_test(a, b, options.zero_method),
+        "ttest": paired_t_test(a, b),
+        "randomization": randomization_test(a, b, options.permutations, options.seed),
+    }
+    if binary is not None:
+        ba, bb, _ = binary.pair(run, baseline)
+        check_binary(np.concatenate([ba, bb]), binary.metric)
+        exact, chi2 = mcnemar_tests(ba, bb)
+        tests["mcnemar_exact"], tests["mcnemar_chi2"] = exact, chi2
+    return PairComparison(
+        run=values.names[run],
+        baseline=values.names[baseline],
+        n=len(a),
+        mean_run=mean_a,
+        mean_baseline=mean_b,
+        difference=mean_a - mean_b,
+        relative=relative_improvement(mean_a, mean_b),
+        ci=bootstrap_ci(a - b, options.bootstrap, options.confidence, options.ci_method, options.seed),
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        rank_biserial=rank_biserial(a, b, options.zero_method),
+        tests=tests,
+    )
+
+
+def correct(pairs: list[PairComparison], method: str, alpha: float) -> None:
+    """Fill ``adjusted`` of every pair: one family per test, over the comparisons."""
+    if not pairs:
+        return
+    for test in pairs[0].tests:
+        adjusted = adjust([p.tests[test].p_value for p in pairs], method, alpha)
+        for pair, value in zip(pairs, adjusted):
+            pair.adjusted[test] = value
+
+
+def compare(
+    values: PairedValues, baseline: str, options: CompareOptions = CompareOptions(), binary: PairedValues | None = None,
+    progress: bool = False,
+) -> Comparison:
+    """Compare every run of ``values`` with ``baseline``; needs at least two runs."""
+    options.check()
+    if len(values.names) < 2:
+        raise UsageError("compare needs at least two runs (a baseline and one run to compare with it)")
+    if baseline not in values.names:
+        raise UsageError(f"baseline {baseline!r} is not one of the runs ({', '.join(values.names)})")
+    base = values.index(baseline)
+    others = [i for i in range(len(values.names)) if i != base]
+    iterator = others
+    if progress and len(others) > 1:
+        from tqdm import tqdm
+
+        iterator = tqdm(others, desc="comparing", unit="run", leave=False)
+    pairs = [compare_pair(values, i, base, options, binary) for i in iterator]
+    correct(pairs, options.correction, options.alpha)
+    n_defined = int(np.sum(~np.isnan(values.matrix).any(axis=0)))
+    notes = []
+    if n_defined < len(values.query_ids):
+        notes.append(f"{len(values.query_ids) - n_defined} queries where {values.metric} is undefined for some run are left out of the pairs")
+    return Comparison(
+        metric=values.metric,
+        binary=binary.metric if binary is not None else None,
+        baseline=baseline,
+        options=options,
+        pairs=pairs,
+        n_queries=len(values.query_ids),
+        notes=notes,
+    )

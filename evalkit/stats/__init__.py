@@ -1,0 +1,33 @@
+"""Paired significance tests on per-query scores, one small module per test.
+
+Every test takes two aligned per-query vectors (the run and the baseline, or
+their differences ``d = run - baseline``) and returns a :class:`TestResult`.
+Conventions shared by all tests:
+
+* two-sided alternatives;
+* identical inputs (all ``d == 0``) give ``p = 1`` -- never NaN, never an error;
+* scipy and statsmodels are imported inside the functions, so importing this
+  package (and starting the CLI) stays cheap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One test's outcome: statistic, two-sided p-value and what was done."""
+
+    __test__ = False  # not a pytest test class
+
+    test: str  # registry key, e.g. "wilcoxon"
+    statistic: float
+    p_value: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"test": self.test, "statistic": self.statistic, "p_value": self.p_value, **self.details}
+
+
+__all__ = ["TestResult"]
