@@ -61,7 +61,8 @@ class CompareOptions:
     def description(self, binary: str | None) -> list[str]:
         lines = [
             f"Wilcoxon signed-rank: scipy.stats.wilcoxon, zero_method={self.zero_method} "
-            f"({ZERO_METHODS[self.zero_method]}), no continuity correction, method auto",
+            f"({ZERO_METHODS[self.zero_method]}), no continuity correction, method auto "
+            "(exact for n <= 50 without ties or zeros, exact permutation for n <= 13, else normal approximation)",
             "paired t-test: scipy.stats.ttest_rel",
             f"Fisher randomization: {self.permutations} random sign flips of the per-query differences "
             f"(exact enumeration when 2^nonzero <= {self.permutations}), seed {self.seed}, p = (1 + hits) / (1 + B)",
@@ -187,7 +188,7 @@ def compare(
     if progress and len(others) > 1:
         from tqdm import tqdm
 
-        iterator = tqdm(others, desc="comparing", unit="run", leave=False)
+        iterator = tqdm(others, desc="comparing", unit="run", leave=False, disable=None)
     pairs = [compare_pair(values, i, base, options, binary) for i in iterator]
     correct(pairs, options.correction, options.alpha)
     n_defined = int(np.sum(~np.isnan(values.matrix).any(axis=0)))

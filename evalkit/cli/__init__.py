@@ -19,6 +19,7 @@ COMMANDS = {
     "tasks": ("evalkit.cli.info", "tasks", "List tasks and their official score definitions."),
     "metrics": ("evalkit.cli.info", "metrics", "List metrics, their aliases and definitions."),
     "formats": ("evalkit.cli.info", "formats_command", "List the file formats evalkit reads."),
+    "compare": ("evalkit.cli.compare", "compare", "Paired significance tests of runs against a baseline."),
 }
 
 

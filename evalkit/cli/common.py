@@ -34,3 +34,43 @@ def load_task_inputs(run_path, gold_path, task_name, run_format="auto", gold_for
     if task is None:
         task = detect_task(qrels.source.format, run)
     return task, run, qrels
+
+
+RELEVANCE_LEVEL_OPTION = click.option(
+    "--relevance-level", type=float, default=1, show_default=True, help="Minimum grade that counts as relevant."
+)
+SEED_OPTION = click.option("--seed", type=int, default=42, show_default=True, help="Seed of the randomization test and the bootstrap.")
+ALPHA_OPTION = click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+CORRECTION_OPTION = click.option(
+    "--correction",
+    type=click.Choice(["holm", "bonferroni", "none"]),
+    default="holm",
+    show_default=True,
+    help="Multiple-comparison correction over the comparisons (statsmodels multipletests).",
+)
+ZERO_METHOD_OPTION = click.option(
+    "--zero-method",
+    type=click.Choice(["wilcox", "pratt", "zsplit"]),
+    default="wilcox",
+    show_default=True,
+    help="Wilcoxon: how zero differences (tied queries) are treated (scipy.stats.wilcoxon).",
+)
+
+
+def print_notes(notes) -> None:
+    for note in notes:
+        warn(note)
+
+
+def pick_run(choice: str | None, names: list[str], paths: list[str], what: str = "--baseline") -> str:
+    """The run named by ``choice`` (display name, path or 1-based position); default the first."""
+    from evalkit.errors import UsageError
+
+    if choice is None:
+        return names[0]
+    for name, path in zip(names, paths):
+        if choice in (name, path):
+            return name
+    if choice.isdigit() and 1 <= int(choice) <= len(names):
+        return names[int(choice) - 1]
+    raise UsageError(f"{what} {choice!r} is none of the runs (give a file, its name or its position: {', '.join(names)})")

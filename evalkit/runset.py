@@ -1,0 +1,170 @@
+"""Scoring several runs against one gold file: shared by compare, report and leaderboard.
+
+Every run is scored by the same task, on the same gold queries, under the
+same missing-query policy, so their per-query values can be paired. Two
+split checks guard the pairing: a run missing more than 10% of the gold
+queries is refused by :func:`evalkit.evaluation.evaluate`
+(:class:`~evalkit.errors.PartialRunError`), and :func:`foreign_queries`
+spots a run whose queries are mostly absent from the gold (post ids of
+another split that happen to collide with the gold's).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from evalkit.data import Qrels, Run
+from evalkit.errors import PartialRunError, UsageError
+from evalkit.evaluation import PARTIAL_THRESHOLD
+from evalkit.tasks.base import Task, TaskScore
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredRun:
+    """One run, its name in tables, and its task score."""
+
+    name: str
+    path: str
+    run: Run
+    score: TaskScore
+    notes: list[str] = field(default_factory=list)  # warnings worth printing
+
+
+def unique_names(paths: Sequence[str]) -> list[str]:
+    """Display names (file name without extensions), prefixed by the folder where two collide."""
+    from evalkit.formats import display_name
+
+    names = [display_name(str(p)) for p in paths]
+    for i, name in enumerate(names):
+        if names.count(name) > 1:
+            parent = Path(str(paths[i])).parent.name
+            names[i] = f"{parent}/{name}" if parent else name
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        seen[name] = seen.get(name, 0) + 1
+        if names.count(name) > 1:
+            names[i] = f"{name}#{seen[name]}"
+    return names
+
+
+def resolve_task(task_name: str, qrels: Qrels, run: Run | None) -> Task:
+    """The task named, or detected from the gold format (and the run's labels)."""
+    from evalkit.tasks import detect_task, get_task
+
+    if task_name != "auto":
+        return get_task(task_name)
+    return detect_task(qrels.source.format if qrels.source else "", run)
+
+
+def foreign_queries(score: TaskScore, label: str) -> str | None:
+    """A message when more than 10% of the run's queries are not in the gold, else ``None``."""
+    ev = score.evaluation
+    if ev.n_run and len(ev.run_only) > PARTIAL_THRESHOLD * ev.n_run:
+        return (
+            f"{label}: {len(ev.run_only)} of its {ev.n_run} queries are not in the gold "
+            f"(the gold has {ev.n_gold}); another split?"
+        )
+    return None
+
+
+def run_notes(score: TaskScore, name: str) -> list[str]:
+    """Warnings to print for one scored run: reader warnings, missing and foreign queries."""
+    ev = score.evaluation
+    notes = [f"{name}: {message}" for message in ev.warnings]
+    if ev.gold_only:
+        verb = "score 0" if ev.missing == "zero" else "are left out"
+        notes.append(f"{name}: {len(ev.gold_only)} of {ev.n_gold} gold queries missing from the run ({verb})")
+    foreign = foreign_queries(score, name)
+    if foreign:
+        notes.append(foreign)
+    return notes
+
+
+def score_one(
+    task: Task,
+    qrels: Qrels,
+    run: Run,
+    name: str,
+    metrics: Sequence[str] | None,
+    *,
+    missing: str | None,
+    allow_partial: bool,
+    relevance_level: float,
+    strict_split: bool = False,
+) -> ScoredRun:
+    """Score one run; ``strict_split`` refuses runs with mostly foreign queries."""
+    score = task.score(
+        run, qrels, list(metrics) if metrics else None, missing=missing, allow_partial=allow_partial,
+        relevance_level=relevance_level,
+    )
+    path = run.source.path if run.source else name
+    if strict_split and not allow_partial:
+        foreign = foreign_queries(score, path)
+        if foreign:
+            raise PartialRunError(foreign)
+    return ScoredRun(name=name, path=path, run=run.with_name(name), score=score, notes=run_notes(score, name))
+
+
+def score_runs(
+    gold_path: str,
+    run_paths: Sequence[str],
+    *,
+    task_name: str = "auto",
+    metrics: Callable[[Task], Sequence[str] | None] | Sequence[str] | None = None,
+    missing: str | None = None,
+    allow_partial: bool = False,
+    relevance_level: float = 1,
+    run_format: str = "auto",
+    gold_format: str = "auto",
+    column: str | None = None,
+    progress: bool = True,
+) -> tuple[Task, Qrels, list[ScoredRun]]:
+    """Read the gold and every run, resolve the task, score each run; any problem raises.
+
+    ``metrics`` may be a function of the resolved task (so callers can add to
+    the task's defaults).
+    """
+    from evalkit.formats import read_qrels, read_run
+
+    if task_name != "auto":
+        from evalkit.tasks import get_task
+
+        get_task(task_name)  # fail fast on unknown names
+    if len(set(map(str, run_paths))) < len(run_paths):
+        raise UsageError("the same run file is given twice")
+    qrels = read_qrels(gold_path, gold_format)
+    names = unique_names(run_paths)
+    runs = [read_run(path, run_format, column=column, name=name) for path, name in zip(run_paths, names)]
+    task = resolve_task(task_name, qrels, runs[0] if runs else None)
+    chosen = metrics(task) if callable(metrics) else metrics
+    iterator = list(zip(runs, names))
+    if progress and len(iterator) > 3:
+        from tqdm import tqdm
+
+        iterator = tqdm(iterator, desc="scoring", unit="run", leave=False, disable=None)
+    scored = [
+        score_one(task, qrels, run, name, chosen, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level)
+        for run, name in iterator
+    ]
+    return task, qrels, scored
+
+
+def comparison_metric(task: Task, score: TaskScore, requested: str | None = None) -> str:
+    """The per-query metric to pair runs on: ``requested`` or the task's official one.
+
+    When the official score is not a per-query mean of one metric (ClimateCheck
+    retrieval averages four metrics), the first official metric is used.
+    """
+    if requested:
+        from evalkit.metrics import parse_metric
+
+        return parse_metric(requested).label
+    if score.official in score.evaluation.per_query:
+        return score.official
+    return task.official_metrics()[0].label if task.official_metrics() else score.evaluation.metrics[0].label
+
+
+def default_metric_labels(task: Task) -> list[str]:
+    """The labels of the task's official and default metrics."""
+    return [m.label for m in task.metrics(None)]
