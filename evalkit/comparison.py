@@ -204,3 +204,25 @@ def compare(
         n_queries=len(values.query_ids),
         notes=notes,
     )
+
+
+SIGNIFICANCE_TESTS = ("wilcoxon", "ttest", "randomization")
+
+
+def significance_test(name: str, run: np.ndarray, baseline: np.ndarray, options: CompareOptions = CompareOptions()) -> TestResult:
+    """One of the per-query tests by name (used for report markers and leaderboard ranks)."""
+    if name == "wilcoxon":
+        return wilcoxon_test(run, baseline, options.zero_method)
+    if name == "ttest":
+        return paired_t_test(run, baseline)
+    if name == "randomization":
+        return randomization_test(run, baseline, options.permutations, options.seed)
+    raise UsageError(f"unknown test {name!r} (choose {', '.join(SIGNIFICANCE_TESTS)})")
+
+
+def test_description(name: str, options: CompareOptions) -> str:
+    if name == "wilcoxon":
+        return f"two-sided Wilcoxon signed-rank test (zero_method {options.zero_method})"
+    if name == "ttest":
+        return "two-sided paired t-test"
+    return f"two-sided Fisher randomization test ({options.permutations} sign flips, seed {options.seed})"

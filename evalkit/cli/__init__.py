@@ -20,6 +20,7 @@ COMMANDS = {
     "metrics": ("evalkit.cli.info", "metrics", "List metrics, their aliases and definitions."),
     "formats": ("evalkit.cli.info", "formats_command", "List the file formats evalkit reads."),
     "compare": ("evalkit.cli.compare", "compare", "Paired significance tests of runs against a baseline."),
+    "report": ("evalkit.cli.report", "report", "Write a Markdown report (leaderboard, figures, wins/losses) on runs."),
 }
 
 

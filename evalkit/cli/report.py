@@ -1,0 +1,115 @@
+"""``evalkit report GOLD RUN... --out reports/NAME.md``: a Markdown report with figures."""
+from __future__ import annotations
+
+import click
+
+from evalkit.cli.common import (
+    ALLOW_PARTIAL_OPTION,
+    ALPHA_OPTION,
+    COLUMN_OPTION,
+    CORRECTION_OPTION,
+    FORCE_OPTION,
+    GOLD_FORMAT_OPTION,
+    MISSING_OPTION,
+    RELEVANCE_LEVEL_OPTION,
+    RUN_FORMAT_OPTION,
+    SEED_OPTION,
+    TASK_OPTION,
+    ZERO_METHOD_OPTION,
+    pick_run,
+    print_notes,
+)
+
+
+@click.command()
+@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The Markdown report to write (figures go next to it).")
+@click.option("--baseline", "-b", default=None, help="Run the others are tested against (file, name or position; default: the first).")
+@click.option("--metric", default=None, help="Per-query metric for query length and wins/losses (default: the official metric).")
+@click.option("--metrics", "-m", multiple=True, help='Leaderboard metrics besides the official one, e.g. "mrr@10 recall@5".')
+@click.option("--pair", nargs=2, default=None, metavar="A B", help="Runs whose largest per-query wins/losses are listed (default: baseline and the best other run).")
+@click.option("--top", type=int, default=10, show_default=True, help="Wins and losses listed each way.")
+@click.option("--length-buckets", type=int, default=4, show_default=True, help="Query-length buckets (quantiles of tokens).")
+@click.option("--test", "test_name", type=click.Choice(["wilcoxon", "ttest", "randomization"]), default="wilcoxon", show_default=True,
+              help="Test behind the significance markers.")
+@ZERO_METHOD_OPTION
+@click.option("--permutations", type=int, default=10_000, show_default=True, help="Sign flips when --test randomization.")
+@CORRECTION_OPTION
+@ALPHA_OPTION
+@SEED_OPTION
+@click.option("--title", default=None, help="Report title.")
+@TASK_OPTION
+@MISSING_OPTION
+@RELEVANCE_LEVEL_OPTION
+@RUN_FORMAT_OPTION
+@GOLD_FORMAT_OPTION
+@COLUMN_OPTION
+@ALLOW_PARTIAL_OPTION
+@FORCE_OPTION
+def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_buckets, test_name, zero_method, permutations,
+           correction, alpha, seed, title, task, missing, relevance_level, run_format, gold_format, column, allow_partial, force):
+    """Write a Markdown report on RUNs scored against GOLD.
+
+    Leaderboard (official score first, best per column in bold, significance
+    markers against the baseline with their legend), the distribution of the
+    rank of the first relevant document (table + PNG), the metric by query
+    length (table + PNG), the queries with the largest wins and losses between
+    two runs, and a manifest. Figures are written next to the report.
+    """
+    from pathlib import Path
+
+    from evalkit.comparison import CompareOptions
+    from evalkit.errors import UsageError
+    from evalkit.manifest import build_manifest, input_entry
+    from evalkit.report.document import ReportOptions, build_report
+    from evalkit.runset import comparison_metric, score_runs
+    from evalkit.textio import atomic_write, check_writable
+
+    if top < 1 or length_buckets < 1:
+        raise UsageError("--top and --length-buckets must be positive")
+    compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
+    compare_options.check()
+    target = Path(out_path)
+    if target.suffix.lower() != ".md":
+        raise UsageError(f"{out_path}: the report is Markdown; name it NAME.md")
+    stem = target.name[: -len(target.suffix)]
+    figure_paths = [target.with_name(f"{stem}.first-relevant-rank.png"), target.with_name(f"{stem}.query-length.png")]
+    for path in [target, *figure_paths]:
+        check_writable(path, force)
+
+    user_metrics = list(metrics) or None
+    the_task, qrels, scored = score_runs(
+        gold, list(runs), task_name=task, metrics=lambda t: user_metrics, missing=missing, allow_partial=allow_partial,
+        relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column,
+    )
+    for item in scored:
+        print_notes(item.notes)
+    names = [s.name for s in scored]
+    paths = list(map(str, runs))
+    base = pick_run(baseline, names, paths)
+    chosen_pair = (pick_run(pair[0], names, paths, "--pair"), pick_run(pair[1], names, paths, "--pair")) if pair else None
+    if chosen_pair and chosen_pair[0] == chosen_pair[1]:
+        raise UsageError("--pair needs two different runs")
+    label = comparison_metric(the_task, scored[0].score, metric)
+    if label not in scored[0].score.evaluation.per_query:
+        raise UsageError(f"--metric {metric}: not among the report's metrics; add it with --metrics")
+    options = ReportOptions(baseline=base, metric=label, test=test_name, compare=compare_options, pair=chosen_pair, top=top,
+                            length_buckets=length_buckets, title=title)
+    manifest = build_manifest(
+        the_task.name,
+        [input_entry("gold", qrels.source)] + [input_entry(f"run:{s.name}", s.run.source) for s in scored],
+        {
+            "metrics": list(scored[0].score.values), "metric": label, "baseline": base, "test": test_name,
+            "zero_method": zero_method, "permutations": permutations, "correction": correction, "alpha": alpha,
+            "pair": list(chosen_pair) if chosen_pair else None, "top": top, "length_buckets": length_buckets,
+            "missing": scored[0].score.missing, "relevance_level": relevance_level, "allow_partial": allow_partial,
+        },
+        seed=seed,
+        command="report",
+    )
+    result = build_report(the_task.name, qrels, scored, options, stem, manifest, scored[0].score.policy_lines())
+    for name, png in result.figures.items():
+        atomic_write(target.with_name(name), png, force=force)
+    atomic_write(target, result.markdown, force=force)
+    click.echo(f"wrote {out_path} ({', '.join(result.figures)})", err=True)

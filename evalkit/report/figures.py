@@ -1,0 +1,71 @@
+"""PNG figures for reports (matplotlib's Agg canvas, no pyplot state, imported lazily)."""
+from __future__ import annotations
+
+import io
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from evalkit._version import __version__
+
+MAX_LEGEND_NAME = 40
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= MAX_LEGEND_NAME else name[: MAX_LEGEND_NAME - 1] + "…"
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _png(figure, title: str) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight", metadata={"Software": f"evalkit {__version__}", "Title": title})
+    return buffer.getvalue()
+
+
+def grouped_bars(
+    categories: Sequence[str], series: Mapping[str, Sequence[float]], title: str, xlabel: str, ylabel: str
+) -> bytes:
+    """One group of bars per category, one bar per series (run); returns PNG bytes."""
+    n_series = max(len(series), 1)
+    figure = _figure(max(7.0, 0.45 * len(categories) * min(n_series, 6) ** 0.5 + 4), 4.2 + 0.18 * n_series)
+    axes = figure.add_subplot(1, 1, 1)
+    x = np.arange(len(categories))
+    width = 0.8 / n_series
+    colours = None
+    if n_series > 10:  # the default cycle repeats after 10 colours
+        from matplotlib import colormaps
+
+        colours = [colormaps["tab20"](i % 20) for i in range(n_series)]
+    for i, (name, heights) in enumerate(series.items()):
+        colour = colours[i] if colours else None
+        axes.bar(x + (i - (n_series - 1) / 2) * width, heights, width, label=_short(name), color=colour)
+    axes.set_xticks(x)
+    axes.set_xticklabels(categories)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.grid(axis="y", alpha=0.3)
+    axes.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=min(2, n_series), frameon=False)
+    return _png(figure, title)
+
+
+def rank_distribution_chart(distributions: Mapping[str, Mapping[str, int]], buckets: Sequence[str], metric_note: str = "") -> bytes:
+    """Share of queries by rank of the first relevant document, per run."""
+    series = {}
+    for name, counts in distributions.items():
+        total = sum(counts.values()) or 1
+        series[name] = [100.0 * counts[b] / total for b in buckets]
+    return grouped_bars(buckets, series, "Rank of the first relevant document" + metric_note, "rank", "% of queries")
+
+
+def query_length_chart(labels: Sequence[str], means: Mapping[str, Sequence[float]], metric: str) -> bytes:
+    """Mean metric per query-length bucket, per run."""
+    return grouped_bars(labels, means, f"{metric} by query length", "query length (whitespace tokens)", metric)
