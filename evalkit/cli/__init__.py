@@ -21,6 +21,7 @@ COMMANDS = {
     "formats": ("evalkit.cli.info", "formats_command", "List the file formats evalkit reads."),
     "compare": ("evalkit.cli.compare", "compare", "Paired significance tests of runs against a baseline."),
     "report": ("evalkit.cli.report", "report", "Write a Markdown report (leaderboard, figures, wins/losses) on runs."),
+    "leaderboard": ("evalkit.cli.leaderboard", "leaderboard", "Rank every run file in a folder; test adjacent ranks."),
 }
 
 

@@ -34,13 +34,16 @@ class PairedValues:
         return a[keep], b[keep], [q for q, k in zip(self.query_ids, keep.tolist()) if k]
 
 
-def align(evaluations: Sequence[Evaluation], metric: str, names: Sequence[str] | None = None) -> PairedValues:
+def align(
+    evaluations: Sequence[Evaluation], metric: str, names: Sequence[str] | None = None, common: bool = False
+) -> PairedValues:
     """Stack ``metric`` of every evaluation in the query order of the first.
 
     Raises :class:`UsageError` when the runs were scored under different
     missing-query policies or on different query sets (e.g. ``--missing skip``
     with runs answering different queries): a paired test needs the same
-    queries for every run.
+    queries for every run. With ``common=True`` the queries evaluated for
+    every run are kept instead (the leaderboard under ``--missing skip``).
     """
     if not evaluations:
         raise UsageError("no runs to align")
@@ -50,15 +53,18 @@ def align(evaluations: Sequence[Evaluation], metric: str, names: Sequence[str] |
     if len(policies) > 1:
         raise UsageError(f"runs were scored under different missing-query policies ({', '.join(sorted(policies))})")
     reference = set(first.query_ids.tolist())
+    if common:
+        for ev in evaluations[1:]:
+            reference &= set(ev.query_ids.tolist())
     for name, ev in zip(names, evaluations):
         if metric not in ev.per_query:
             raise UsageError(f"{name}: metric {metric} was not computed")
-        if set(ev.query_ids.tolist()) != reference:
+        if not common and set(ev.query_ids.tolist()) != reference:
             raise UsageError(
                 f"paired tests need the same queries for every run: {names[0]} is evaluated on "
                 f"{len(reference)} queries, {name} on {len(ev.query_ids)} (missing policy {first.missing}; "
                 "use --missing zero to count unanswered queries as 0)"
             )
-    query_ids = first.query_ids.tolist()
+    query_ids = [q for q in first.query_ids.tolist() if q in reference]
     matrix = np.vstack([ev.values_for(query_ids, metric) for ev in evaluations])
     return PairedValues(metric=metric, names=names, query_ids=query_ids, matrix=matrix)

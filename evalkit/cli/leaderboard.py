@@ -1,0 +1,100 @@
+"""``evalkit leaderboard DIR --gold GOLD``: rank every run file in a folder, test adjacent ranks."""
+from __future__ import annotations
+
+import click
+
+from evalkit.cli.common import (
+    ALLOW_PARTIAL_OPTION,
+    ALPHA_OPTION,
+    COLUMN_OPTION,
+    CORRECTION_OPTION,
+    FORCE_OPTION,
+    GOLD_FORMAT_OPTION,
+    MISSING_OPTION,
+    RELEVANCE_LEVEL_OPTION,
+    SEED_OPTION,
+    TASK_OPTION,
+    ZERO_METHOD_OPTION,
+)
+
+
+@click.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--gold", "-g", required=True, type=click.Path(dir_okay=False), help="The gold file every run is scored against.")
+@TASK_OPTION
+@click.option("--metrics", "-m", multiple=True, help='Metrics besides the official one, e.g. "mrr@10 recall@5".')
+@click.option("--glob", "patterns", multiple=True, default=("*",), show_default=True, help="File-name pattern(s) to rank, e.g. '*_test*'.")
+@click.option("--recursive/--no-recursive", default=True, show_default=True, help="Also rank files in sub-folders.")
+@click.option("--test", "test_name", type=click.Choice(["wilcoxon", "ttest", "randomization"]), default="wilcoxon", show_default=True,
+              help="Paired test between adjacent ranks (on the per-query official metric).")
+@ZERO_METHOD_OPTION
+@CORRECTION_OPTION
+@ALPHA_OPTION
+@SEED_OPTION
+@click.option("--output", "-o", type=click.Choice(["table", "markdown", "json"]), default=None,
+              help="Output format (default: table; markdown / json when --out ends in .md / .json).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the leaderboard here, e.g. reports/leaderboard.md.")
+@MISSING_OPTION
+@RELEVANCE_LEVEL_OPTION
+@GOLD_FORMAT_OPTION
+@COLUMN_OPTION
+@ALLOW_PARTIAL_OPTION
+@FORCE_OPTION
+def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zero_method, correction, alpha, seed, output, out_path,
+                missing, relevance_level, gold_format, column, allow_partial, force):
+    """Rank every run or submission file in FOLDER (zips included) against GOLD.
+
+    Official score first, then the task's other metrics; for each pair of
+    adjacent ranks, whether the difference is significant (Wilcoxon on the
+    per-query official metric, Holm-corrected over the adjacent pairs).
+    Unreadable files and runs for another split are listed apart with the
+    reason; they never stop the ranking.
+    """
+    from evalkit.comparison import CompareOptions
+    from evalkit.leaderboard import build_leaderboard
+    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.report import leaderboard_output
+    from evalkit.textio import atomic_write, check_writable
+
+    if out_path:
+        check_writable(out_path, force)
+    if output is None:
+        lowered = (out_path or "").lower()
+        output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
+    options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
+    board = build_leaderboard(
+        folder, gold, task_name=task, metrics=list(metrics) or None, patterns=patterns, recursive=recursive, missing=missing,
+        allow_partial=allow_partial, relevance_level=relevance_level, gold_format=gold_format, column=column,
+        test=test_name, options=options,
+    )
+    policy = board.entries[0].scored.score.policy_lines()[:1] if board.entries else []
+    if board.entries:
+        from evalkit.evaluation import MISSING_POLICIES
+
+        policy_name = board.entries[0].scored.score.missing
+        policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
+    inputs = [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
+    manifest = build_manifest(
+        board.task or None, inputs,
+        {
+            "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
+            "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
+            "missing": policy_name if board.entries else missing, "relevance_level": relevance_level,
+            "allow_partial": allow_partial, "not_ranked": [r.path for r in board.rejected],
+        },
+        seed=seed if test_name == "randomization" else None,
+        command="leaderboard",
+    )
+    if output == "json":
+        text = leaderboard_output.as_json(board, policy, manifest)
+    elif output == "markdown":
+        text = leaderboard_output.as_markdown(board, policy, manifest)
+    else:
+        text = leaderboard_output.as_table(board, policy)
+    if out_path:
+        atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)
+        if output == "table":
+            write_sidecar(out_path, manifest)
+        click.echo(f"wrote {out_path}", err=True)
+    else:
+        click.echo(text.rstrip("\n"))

@@ -1,0 +1,210 @@
+"""A local leaderboard: rank every run file in a folder and test adjacent ranks.
+
+Every file (recursively by default; zips included) is read and scored against
+one gold by one task. Files that cannot be read, or that belong to another
+split (answering few gold queries, or holding mostly queries the gold does
+not have), are set aside with the reason -- they never stop the ranking.
+Adjacent ranks are compared with a paired test on the per-query official
+metric (Wilcoxon by default), corrected over the ``n - 1`` adjacent pairs
+(Holm by default), so a reader sees which ranks are statistically tied.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from evalkit.comparison import CompareOptions, significance_test
+from evalkit.errors import EvalkitError, PartialRunError, UsageError
+from evalkit.runset import ScoredRun, comparison_metric, resolve_task, score_one, unique_names
+from evalkit.stats.correction import adjust
+from evalkit.stats.paired import align
+
+NOT_RUNS = (".manifest.json", ".md", ".png", ".pdf", ".jpg", ".jpeg", ".svg", ".html")
+
+
+@dataclass(frozen=True)
+class Rejected:
+    path: str
+    kind: str  # "invalid" or "other split"
+    reason: str
+
+
+def reason_for(exc: EvalkitError, path: str) -> str:
+    """The error's one line without the file name the table already shows (``line N:`` kept)."""
+    text = exc.one_line()
+    if not text.startswith(path):
+        return text
+    rest = text[len(path):]
+    if rest.startswith(": "):
+        return rest[2:]
+    if rest.startswith(":") and rest[1:].split(":", 1)[0].isdigit():
+        line, message = rest[1:].split(":", 1)
+        return f"line {line}:{message}"
+    return rest.lstrip("/")
+
+
+@dataclass(frozen=True)
+class Entry:
+    rank: int
+    scored: ScoredRun
+    file: str  # path relative to the folder
+
+    @property
+    def name(self) -> str:
+        return self.scored.name
+
+
+@dataclass(frozen=True)
+class AdjacentTest:
+    upper: str
+    lower: str
+    n: int
+    difference: float  # mean(upper) - mean(lower) on the tested metric
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+@dataclass
+class Leaderboard:
+    task: str
+    gold: str
+    n_gold: int
+    metric: str  # per-query metric of the adjacent tests
+    test: str
+    options: CompareOptions
+    entries: list[Entry]
+    adjacent: list[AdjacentTest]
+    rejected: list[Rejected]
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def collect_files(folder: str | Path, patterns: Sequence[str] = ("*",), recursive: bool = True, gold: str | None = None) -> tuple[list[Path], list[str]]:
+    """Candidate run files under ``folder`` (sorted) and the files skipped as obviously not runs."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise UsageError(f"{folder}: not a folder")
+    gold_path = Path(gold).resolve() if gold else None
+    found, skipped = [], []
+    walker = root.rglob("*") if recursive else root.glob("*")
+    for path in sorted(walker):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        if not any(fnmatch.fnmatch(path.name, p) for p in patterns):
+            continue
+        if gold_path is not None and path.resolve() == gold_path:
+            skipped.append(f"{relative} (the gold file)")
+        elif path.name.lower().endswith(NOT_RUNS):
+            skipped.append(str(relative))
+        else:
+            found.append(path)
+    return found, skipped
+
+
+def rank_entries(scored: Sequence[ScoredRun], files: dict[str, str]) -> list[Entry]:
+    """Sort by official score (best first, NaN last, then name); equal scores share a rank."""
+    order = sorted(scored, key=lambda s: (np.isnan(s.score.official_value), -np.nan_to_num(s.score.official_value), s.name))
+    entries: list[Entry] = []
+    for i, item in enumerate(order):
+        rank = i + 1
+        if entries and abs(item.score.official_value - entries[-1].scored.score.official_value) <= 1e-12:
+            rank = entries[-1].rank
+        entries.append(Entry(rank, item, files[item.name]))
+    return entries
+
+
+def adjacent_tests(entries: Sequence[Entry], metric: str, test: str, options: CompareOptions) -> list[AdjacentTest]:
+    """Paired test between each rank and the next, corrected over the ``n - 1`` pairs."""
+    raw = []
+    for upper, lower in zip(entries, entries[1:]):
+        evaluations = [upper.scored.score.evaluation, lower.scored.score.evaluation]
+        skip = evaluations[0].missing == "skip"
+        values = align(evaluations, metric, [upper.name, lower.name], common=skip)
+        a, b, _ = values.pair(0, 1)
+        result = significance_test(test, a, b, options)
+        raw.append((upper.name, lower.name, len(a), float(a.mean() - b.mean()) if len(a) else 0.0, result.p_value))
+    adjusted = adjust([r[4] for r in raw], options.correction, options.alpha)
+    return [
+        AdjacentTest(u, lo, n, diff, p, q, q < options.alpha) for (u, lo, n, diff, p), q in zip(raw, adjusted)
+    ]
+
+
+def build_leaderboard(
+    folder: str,
+    gold_path: str,
+    *,
+    task_name: str = "auto",
+    metrics: Sequence[str] | None = None,
+    patterns: Sequence[str] = ("*",),
+    recursive: bool = True,
+    missing: str | None = None,
+    allow_partial: bool = False,
+    relevance_level: float = 1,
+    gold_format: str = "auto",
+    column: str | None = None,
+    test: str = "wilcoxon",
+    options: CompareOptions = CompareOptions(),
+    progress: bool = True,
+) -> Leaderboard:
+    """Read, score and rank every run file in ``folder``; problems go to ``rejected``."""
+    from evalkit.formats import read_qrels, read_run
+
+    options.check()
+    qrels = read_qrels(gold_path, gold_format)  # a bad gold is fatal: nothing can be ranked
+    files, skipped = collect_files(folder, patterns, recursive, gold_path)
+    if not files:
+        raise UsageError(f"{folder}: no run files found (patterns: {' '.join(patterns)})")
+    root = Path(folder)
+    relative = {str(p): str(p.relative_to(root)) for p in files}
+    names = dict(zip(map(str, files), unique_names([relative[str(p)] for p in files])))
+    rejected: list[Rejected] = []
+    runs = []
+    iterator = files
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(files, desc="reading", unit="file", leave=False, disable=None)
+    for path in iterator:
+        try:
+            runs.append(read_run(path, column=column, name=names[str(path)]))
+        except EvalkitError as exc:
+            rejected.append(Rejected(relative[str(path)], "invalid", reason_for(exc, str(path))))
+    if not runs:
+        return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped)
+    task = resolve_task(task_name, qrels, runs[0])
+    scored: list[ScoredRun] = []
+    for run in runs:
+        file = relative[run.source.path]
+        try:
+            scored.append(score_one(task, qrels, run, run.name, metrics, missing=missing, allow_partial=allow_partial,
+                                    relevance_level=relevance_level, strict_split=True))
+        except PartialRunError as exc:
+            rejected.append(Rejected(file, "other split", reason_for(exc, run.source.path)))
+        except EvalkitError as exc:
+            rejected.append(Rejected(file, "invalid", reason_for(exc, run.source.path)))
+    notes = [note for item in scored for note in item.notes] + duplicate_notes(scored, relative)
+    files_of = {s.name: relative[s.path] for s in scored}
+    entries = rank_entries(scored, files_of)
+    metric = comparison_metric(task, scored[0].score) if scored else ""
+    adjacent = adjacent_tests(entries, metric, test, options) if len(entries) > 1 else []
+    if scored and metric != scored[0].score.official:
+        notes.append(f"adjacent ranks are tested on {metric}: the official score has no per-query values")
+    n_gold = scored[0].score.evaluation.n_gold if scored else len(qrels.query_ids)
+    rejected.sort(key=lambda r: r.path)
+    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes)
+
+
+def duplicate_notes(scored: Sequence[ScoredRun], relative: dict[str, str]) -> list[str]:
+    """Notes for files with byte-identical content (same sha256)."""
+    by_hash: dict[str, list[str]] = {}
+    for item in scored:
+        digest = item.run.source.sha256 if item.run.source else ""
+        if digest:
+            by_hash.setdefault(digest, []).append(relative[item.path])
+    return [f"identical content: {', '.join(group)}" for group in by_hash.values() if len(group) > 1]

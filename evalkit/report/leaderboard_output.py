@@ -1,0 +1,148 @@
+"""Rendering a :class:`~evalkit.leaderboard.Leaderboard` as a text table, Markdown or JSON."""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from evalkit.comparison import test_description
+from evalkit.leaderboard import AdjacentTest, Leaderboard
+from evalkit.report.tables import markdown_table, number, p_value, text_table
+
+TIED, APART = "≈", ">"
+
+
+def columns(board: Leaderboard) -> list[str]:
+    return list(board.entries[0].scored.score.values) if board.entries else []
+
+
+def vs_next(test: AdjacentTest | None, corrected: bool) -> str:
+    if test is None:
+        return ""
+    mark = APART if test.significant else TIED
+    if corrected:
+        return f"{mark} p {p_value(test.p_value)} (adj. {p_value(test.p_adjusted)})"
+    return f"{mark} p {p_value(test.p_value)}"
+
+
+def rows(board: Leaderboard, bold_best: bool = False) -> tuple[list[str], list[list[str]]]:
+    cols = columns(board)
+    official = board.entries[0].scored.score.official if board.entries else ""
+    corrected = board.options.correction != "none" and len(board.adjacent) > 1
+    best = {c: max((e.scored.score.values[c] for e in board.entries), default=float("nan")) for c in cols}
+    headers = ["rank", "file"] + [f"{c} (official)" if c == official else c for c in cols] + ["vs next rank"]
+    out = []
+    for i, entry in enumerate(board.entries):
+        cells = [str(entry.rank), entry.file]
+        for c in cols:
+            value = entry.scored.score.values[c]
+            text = number(value)
+            cells.append(f"**{text}**" if bold_best and abs(value - best[c]) <= 1e-12 else text)
+        cells.append(vs_next(board.adjacent[i] if i < len(board.adjacent) else None, corrected))
+        out.append(cells)
+    return headers, out
+
+
+def legend(board: Leaderboard) -> list[str]:
+    if not board.adjacent:
+        return []
+    o = board.options
+    correction = f"{o.correction.capitalize()}-corrected over the {len(board.adjacent)} adjacent pairs" if o.correction != "none" else "not corrected"
+    return [
+        f"vs next rank: {test_description(board.test, o)} on per-query {board.metric} between a run and the next one, "
+        f"{correction}; {APART} = significantly better than the next (adjusted p < {o.alpha}), "
+        f"{TIED} = statistically tied with the next"
+    ]
+
+
+def header(board: Leaderboard) -> str:
+    return (
+        f"leaderboard · task {board.task or '?'} · gold {board.gold} ({board.n_gold} queries) · "
+        f"{len(board.entries)} ranked, {len(board.rejected)} not ranked"
+    )
+
+
+def as_table(board: Leaderboard, policy: list[str] | None = None) -> str:
+    parts = [header(board), ""]
+    if board.entries:
+        heads, body = rows(board)
+        parts.append(text_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
+    else:
+        parts.append("(no run could be ranked)")
+    if board.rejected:
+        parts += ["", "not ranked:", text_table(["file", "problem", "reason"], [[r.path, r.kind, r.reason] for r in board.rejected], [False] * 3)]
+    parts.append("")
+    parts += [f"# {line}" for line in legend(board) + notes(board) + (policy or [])]
+    return "\n".join(parts).rstrip("\n")
+
+
+def notes(board: Leaderboard) -> list[str]:
+    out = list(board.notes)
+    if board.skipped:
+        out.append(f"skipped (not run files): {', '.join(board.skipped)}")
+    return out
+
+
+def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None) -> str:
+    from evalkit.manifest import manifest_markdown
+
+    parts = [f"# Leaderboard: {board.task or '?'}", "", f"{header(board)}", "", "## Ranking", ""]
+    if board.entries:
+        heads, body = rows(board, bold_best=True)
+        parts.append(markdown_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
+        parts += [""] + [f"- {line}" for line in legend(board)] + ["- best value per column in **bold**"]
+    else:
+        parts.append("No run could be ranked.")
+    parts += ["", "## Not ranked", ""]
+    if board.rejected:
+        parts.append(markdown_table(["file", "problem", "reason"], [[f"`{r.path}`", r.kind, r.reason] for r in board.rejected], [False] * 3))
+    else:
+        parts.append("Every file was ranked.")
+    extra = notes(board) + (policy or [])
+    if extra:
+        parts += ["", "## Notes", ""] + [f"- {line}" for line in extra]
+    if manifest:
+        parts += ["", "## Manifest", "", manifest_markdown(manifest)]
+    return "\n".join(parts) + "\n"
+
+
+def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None) -> dict:
+    o = board.options
+    return {
+        "task": board.task,
+        "gold": board.gold,
+        "gold_queries": board.n_gold,
+        "metric_tested": board.metric,
+        "test": board.test,
+        "correction": o.correction,
+        "alpha": o.alpha,
+        "zero_method": o.zero_method,
+        "ranking": [
+            {
+                "rank": e.rank,
+                "run": e.name,
+                "file": e.file,
+                "official": {"metric": e.scored.score.official, "value": e.scored.score.official_value},
+                "metrics": e.scored.score.values,
+                "vs_next": (
+                    {
+                        "next": board.adjacent[i].lower,
+                        "n": board.adjacent[i].n,
+                        "difference": board.adjacent[i].difference,
+                        "p_value": board.adjacent[i].p_value,
+                        "p_adjusted": board.adjacent[i].p_adjusted,
+                        "significant": board.adjacent[i].significant,
+                    }
+                    if i < len(board.adjacent) else None
+                ),
+            }
+            for i, e in enumerate(board.entries)
+        ],
+        "not_ranked": [{"file": r.path, "problem": r.kind, "reason": r.reason} for r in board.rejected],
+        "skipped": board.skipped,
+        "notes": legend(board) + notes(board) + (policy or []),
+        "manifest": dict(manifest or {}),
+    }
+
+
+def as_json(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None) -> str:
+    return json.dumps(as_dict(board, policy, manifest), indent=2)
