@@ -32,20 +32,25 @@ class ScoredRun:
 
 
 def unique_names(paths: Sequence[str]) -> list[str]:
-    """Display names (file name without extensions), prefixed by the folder where two collide."""
+    """Display names (file name without extensions); where two collide, prefixed by the folder, then numbered."""
+    from collections import Counter
+
     from evalkit.formats import display_name
 
     names = [display_name(str(p)) for p in paths]
-    for i, name in enumerate(names):
-        if names.count(name) > 1:
-            parent = Path(str(paths[i])).parent.name
-            names[i] = f"{parent}/{name}" if parent else name
-    seen: dict[str, int] = {}
-    for i, name in enumerate(names):
-        seen[name] = seen.get(name, 0) + 1
-        if names.count(name) > 1:
-            names[i] = f"{name}#{seen[name]}"
-    return names
+    counts = Counter(names)
+    names = [
+        f"{Path(str(p)).parent.name}/{n}" if counts[n] > 1 and Path(str(p)).parent.name else n for p, n in zip(paths, names)
+    ]
+    counts = Counter(names)
+    seen: Counter = Counter()
+    out = []
+    for name in names:
+        if counts[name] > 1:
+            seen[name] += 1
+            name = f"{name}#{seen[name]}"
+        out.append(name)
+    return out
 
 
 def resolve_task(task_name: str, qrels: Qrels, run: Run | None) -> Task:
@@ -131,8 +136,6 @@ def score_runs(
         from evalkit.tasks import get_task
 
         get_task(task_name)  # fail fast on unknown names
-    if len(set(map(str, run_paths))) < len(run_paths):
-        raise UsageError("the same run file is given twice")
     qrels = read_qrels(gold_path, gold_format)
     names = unique_names(run_paths)
     runs = [read_run(path, run_format, column=column, name=name) for path, name in zip(run_paths, names)]

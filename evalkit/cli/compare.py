@@ -87,14 +87,14 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
         gold, list(runs), task_name=task, metrics=metrics_for, missing=missing, allow_partial=allow_partial,
         relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column,
     )
-    for item in scored:
-        print_notes(item.notes)
     names = [s.name for s in scored]
     base = pick_run(baseline, names, list(map(str, runs)))
     label = comparison_metric(the_task, scored[0].score, chosen)
     evaluations = [s.score.evaluation for s in scored]
     values = align(evaluations, label, names)
     binary_values = align(evaluations, binary_metric.label, names)
+    for item in scored:
+        print_notes(item.notes)
     result = run_comparison(values, base, options, binary_values, progress=True)
     if label != scored[0].score.official:
         result.notes.append(f"compared on {label}; the task's official score is {scored[0].score.official}")

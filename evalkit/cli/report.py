@@ -83,8 +83,6 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
         gold, list(runs), task_name=task, metrics=lambda t: user_metrics, missing=missing, allow_partial=allow_partial,
         relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column,
     )
-    for item in scored:
-        print_notes(item.notes)
     names = [s.name for s in scored]
     paths = list(map(str, runs))
     base = pick_run(baseline, names, paths)
@@ -109,6 +107,8 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
         command="report",
     )
     result = build_report(the_task.name, qrels, scored, options, stem, manifest, scored[0].score.policy_lines())
+    for item in scored:
+        print_notes(item.notes)
     for name, png in result.figures.items():
         atomic_write(target.with_name(name), png, force=force)
     atomic_write(target, result.markdown, force=force)
