@@ -58,7 +58,7 @@ class CompareOptions:
         if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
             raise UsageError("--confidence and --alpha must lie strictly between 0 and 1")
 
-    def description(self, binary: str | None) -> list[str]:
+    def description(self, binary: str | None, comparisons: int = 2) -> list[str]:
         lines = [
             f"Wilcoxon signed-rank: scipy.stats.wilcoxon, zero_method={self.zero_method} "
             f"({ZERO_METHODS[self.zero_method]}), no continuity correction, method auto "
@@ -74,8 +74,13 @@ class CompareOptions:
                 f"McNemar on {binary} (statsmodels): exact binomial and chi-square with continuity correction; "
                 "b = only the baseline correct, c = only the run correct"
             )
-        lines.append(f"all tests two-sided; correction: {self.correction} ({CORRECTIONS[self.correction]}) "
-                     f"over the comparisons of each test; alpha {self.alpha}")
+        if comparisons > 1 and self.correction != "none":
+            correction = f"correction: {self.correction} ({CORRECTIONS[self.correction]}) over the {comparisons} comparisons of each test"
+        elif comparisons > 1:
+            correction = "no multiple-comparison correction"
+        else:
+            correction = "a single comparison: no correction needed"
+        lines.append(f"all tests two-sided; {correction}; alpha {self.alpha}")
         return lines
 
 

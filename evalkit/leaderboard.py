@@ -47,6 +47,10 @@ def reason_for(exc: EvalkitError, path: str) -> str:
     return rest.lstrip("/")
 
 
+def unexpected(exc: Exception) -> str:
+    return f"could not be scored ({type(exc).__name__}: {' '.join(str(exc).split())}); please report this file"
+
+
 @dataclass(frozen=True)
 class Entry:
     rank: int
@@ -175,6 +179,8 @@ def build_leaderboard(
             runs.append(read_run(path, column=column, name=names[str(path)]))
         except EvalkitError as exc:
             rejected.append(Rejected(relative[str(path)], "invalid", reason_for(exc, str(path))))
+        except Exception as exc:  # one odd file must not stop the ranking of the others
+            rejected.append(Rejected(relative[str(path)], "invalid", unexpected(exc)))
     if not runs:
         return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped)
     task = resolve_task(task_name, qrels, runs[0])
@@ -188,6 +194,8 @@ def build_leaderboard(
             rejected.append(Rejected(file, "other split", reason_for(exc, run.source.path)))
         except EvalkitError as exc:
             rejected.append(Rejected(file, "invalid", reason_for(exc, run.source.path)))
+        except Exception as exc:  # one odd file must not stop the ranking of the others
+            rejected.append(Rejected(file, "invalid", unexpected(exc)))
     notes = [note for item in scored for note in item.notes] + duplicate_notes(scored, relative)
     files_of = {s.name: relative[s.path] for s in scored}
     entries = rank_entries(scored, files_of)

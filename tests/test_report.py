@@ -207,5 +207,5 @@ def test_bad_report_inputs(tmp_path, capsys):
     assert existing.read_bytes() == b"old" and not (tmp_path / "r.md").exists()
     fails("wrong split?", BM25, AIRWAVES / "E5_HN_All__dev_TOP100.tsv", "--out", tmp_path / "s.md")
     fails("--pair needs two different runs", BM25, E5, "--out", tmp_path / "p.md", "--pair", "1", "1")
-    fails("not among the report's metrics", BM25, E5, "--out", tmp_path / "m.md", "--metric", "ndcg@3")
+    fails("unknown metric 'foo'", BM25, E5, "--out", tmp_path / "m.md", "--metric", "foo@3")
     assert not (tmp_path / "s.md").exists() and not (tmp_path / "p.md").exists()

@@ -63,7 +63,8 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     from evalkit.errors import UsageError
     from evalkit.manifest import build_manifest, input_entry
     from evalkit.report.document import ReportOptions, build_report
-    from evalkit.runset import comparison_metric, score_runs
+    from evalkit.metrics import parse_metric
+    from evalkit.runset import comparison_metric, default_metric_labels, score_runs
     from evalkit.textio import atomic_write, check_writable
 
     if top < 1 or length_buckets < 1:
@@ -78,9 +79,15 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     for path in [target, *figure_paths]:
         check_writable(path, force)
 
-    user_metrics = list(metrics) or None
+    chosen = parse_metric(metric).label if metric else None
+
+    def metrics_for(the_task):
+        if not chosen:
+            return list(metrics) or None
+        return (list(metrics) or default_metric_labels(the_task)) + [chosen]
+
     the_task, qrels, scored = score_runs(
-        gold, list(runs), task_name=task, metrics=lambda t: user_metrics, missing=missing, allow_partial=allow_partial,
+        gold, list(runs), task_name=task, metrics=metrics_for, missing=missing, allow_partial=allow_partial,
         relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column,
     )
     names = [s.name for s in scored]
@@ -89,9 +96,7 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     chosen_pair = (pick_run(pair[0], names, paths, "--pair"), pick_run(pair[1], names, paths, "--pair")) if pair else None
     if chosen_pair and chosen_pair[0] == chosen_pair[1]:
         raise UsageError("--pair needs two different runs")
-    label = comparison_metric(the_task, scored[0].score, metric)
-    if label not in scored[0].score.evaluation.per_query:
-        raise UsageError(f"--metric {metric}: not among the report's metrics; add it with --metrics")
+    label = comparison_metric(the_task, scored[0].score, chosen)
     options = ReportOptions(baseline=base, metric=label, test=test_name, compare=compare_options, pair=chosen_pair, top=top,
                             length_buckets=length_buckets, title=title)
     manifest = build_manifest(

@@ -90,7 +90,7 @@ def legend(comparison: Comparison) -> list[str]:
         "r_rb = matched-pairs rank-biserial correlation (Kerby 2014), positive when the run is better",
         star,
     ]
-    return lines + comparison.options.description(comparison.binary) + comparison.notes
+    return lines + comparison.options.description(comparison.binary, len(comparison.pairs)) + comparison.notes
 
 
 def as_table(comparison: Comparison, task: str, policy: Sequence[str] = ()) -> str:

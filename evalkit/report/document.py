@@ -102,10 +102,12 @@ def leaderboard_section(scored: Sequence[ScoredRun], options: ReportOptions) -> 
     legend = "Best value per column in **bold**."
     if tested and len(scored) > 1:
         c = options.compare
-        family = (
-            f"{c.correction.capitalize()} correction over the {len(scored) - 1} runs compared in each column"
-            if c.correction != "none" else "no multiple-comparison correction"
-        )
+        if len(scored) == 2:
+            family = "one comparison per column, so no correction"
+        elif c.correction != "none":
+            family = f"{c.correction.capitalize()} correction over the {len(scored) - 1} runs compared in each column"
+        else:
+            family = "no multiple-comparison correction"
         legend += (
             f" {BETTER} / {WORSE}: significantly higher / lower than the baseline **{options.baseline}** "
             f"({test_description(options.test, c)} on per-query values; {family}; alpha = {c.alpha}); "

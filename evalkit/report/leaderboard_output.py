@@ -46,7 +46,12 @@ def legend(board: Leaderboard) -> list[str]:
     if not board.adjacent:
         return []
     o = board.options
-    correction = f"{o.correction.capitalize()}-corrected over the {len(board.adjacent)} adjacent pairs" if o.correction != "none" else "not corrected"
+    if len(board.adjacent) == 1:
+        correction = "one adjacent pair, so no correction"
+    elif o.correction != "none":
+        correction = f"{o.correction.capitalize()}-corrected over the {len(board.adjacent)} adjacent pairs"
+    else:
+        correction = "not corrected"
     return [
         f"vs next rank: {test_description(board.test, o)} on per-query {board.metric} between a run and the next one, "
         f"{correction}; {APART} = significantly better than the next (adjusted p < {o.alpha}), "
