@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 
 from evalkit.comparison import CompareOptions, significance_test
 from evalkit.errors import EvalkitError, PartialRunError, UsageError
-from evalkit.runset import ScoredRun, comparison_metric, resolve_task, score_one, unique_names
+from evalkit.runset import ScoredRun, by_official_score, comparison_metric, resolve_task, score_one, unique_names
 from evalkit.stats.correction import adjust
 from evalkit.stats.paired import align
 
@@ -113,7 +112,7 @@ def collect_files(folder: str | Path, patterns: Sequence[str] = ("*",), recursiv
 
 def rank_entries(scored: Sequence[ScoredRun], files: dict[str, str]) -> list[Entry]:
     """Sort by official score (best first, NaN last, then name); equal scores share a rank."""
-    order = sorted(scored, key=lambda s: (np.isnan(s.score.official_value), -np.nan_to_num(s.score.official_value), s.name))
+    order = by_official_score(scored)
     entries: list[Entry] = []
     for i, item in enumerate(order):
         rank = i + 1

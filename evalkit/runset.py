@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from evalkit.data import Qrels, Run
-from evalkit.errors import PartialRunError, UsageError
+from evalkit.errors import PartialRunError
 from evalkit.evaluation import PARTIAL_THRESHOLD
 from evalkit.tasks.base import Task, TaskScore
 
@@ -151,6 +151,17 @@ def score_runs(
         for run, name in iterator
     ]
     return task, qrels, scored
+
+
+def by_official_score(scored: Sequence[ScoredRun]) -> list[ScoredRun]:
+    """Runs by official score, best first (NaN last), then by name."""
+    import math
+
+    def key(item: ScoredRun):
+        value = item.score.official_value
+        return (math.isnan(value), -value if not math.isnan(value) else 0.0, item.name)
+
+    return sorted(scored, key=key)
 
 
 def comparison_metric(task: Task, score: TaskScore, requested: str | None = None) -> str:

@@ -15,7 +15,7 @@ from evalkit.comparison import CompareOptions, significance_test, test_descripti
 from evalkit.data import Qrels
 from evalkit.report import analysis, figures
 from evalkit.report.tables import is_nan, markdown_table, number, signed
-from evalkit.runset import ScoredRun
+from evalkit.runset import ScoredRun, by_official_score
 from evalkit.stats.correction import adjust
 from evalkit.stats.effect_size import rank_biserial
 from evalkit.stats.paired import PairedValues, align
@@ -42,9 +42,7 @@ class Report:
     figures: dict[str, bytes]
 
 
-def ordered(scored: Sequence[ScoredRun]) -> list[ScoredRun]:
-    """Runs by official score, best first (NaN last), then by name."""
-    return sorted(scored, key=lambda s: (is_nan(s.score.official_value), -np.nan_to_num(s.score.official_value), s.name))
+ordered = by_official_score
 
 
 def markers(scored: Sequence[ScoredRun], options: ReportOptions) -> tuple[dict[tuple[str, str], str], list[str]]:
