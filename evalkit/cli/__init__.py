@@ -19,6 +19,10 @@ COMMANDS = {
     "tasks": ("evalkit.cli.info", "tasks", "List tasks and their official score definitions."),
     "metrics": ("evalkit.cli.info", "metrics", "List metrics, their aliases and definitions."),
     "formats": ("evalkit.cli.info", "formats_command", "List the file formats evalkit reads."),
+    "validate": ("evalkit.cli.validate", "validate", "Check a submission file and report every problem (exit 1 if invalid)."),
+    "submit": ("evalkit.cli.submit", "submit", "Write a run as the task's official submission (validated, atomic)."),
+    "fuse": ("evalkit.cli.fuse", "fuse", "Fuse runs (ranx methods, RRF, alpha fusion) into a TREC run."),
+    "check": ("evalkit.cli.check", "check", "CI regression check of scores against a baseline JSON."),
 }
 
 
@@ -54,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit.errors import EvalkitError
 
     try:
-        cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
+        # without standalone mode click returns (not raises) the code of ctx.exit(n) / Exit(n)
+        returned = cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
+        if isinstance(returned, int) and not isinstance(returned, bool):
+            return returned
     except EvalkitError as exc:
         click.echo(exc.one_line(), err=True)
         return exc.exit_code
