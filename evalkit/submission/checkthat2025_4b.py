@@ -53,7 +53,7 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
 
 def _check_ids(query: str, ids: list[str], line: int, expectations: Expectations, problems: Problems) -> None:
     if len(ids) != expectations.depth:
-        problems.error("list length", f"post_id {query!r} has {len(ids)} ids, expected exactly {expectations.depth}", line)
+        problems.error("list length", f"post_id {query!r} has {len(ids)} id{'' if len(ids) == 1 else 's'}, expected exactly {expectations.depth}", line)
     positions: dict[str, list[int]] = {}
     for position, doc in enumerate(ids, start=1):
         positions.setdefault(doc, []).append(position)

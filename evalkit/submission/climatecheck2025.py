@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Sequence
 
 from evalkit.labels import LABELS, normalize_label
@@ -36,11 +37,6 @@ def _check_header(header: list[str], line: int, expectations: Expectations, prob
     return {name: names.index(name) for name in REQUIRED + (LABEL,) if name in names}
 
 
-def _close_claim(claim: str, rows: int, first_line: int, expectations: Expectations, problems: Problems) -> None:
-    if rows != expectations.depth:
-        problems.error("list length", f"claim {claim!r} has {rows} rows, expected exactly {expectations.depth}", first_line)
-
-
 def check(submission: SubmissionText, expectations: Expectations, problems: Problems) -> None:
     text = submission.text
     first = next(line for line in text.split("\n") if line.strip())
@@ -58,7 +54,9 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
     if columns is None:
         return
     seen: dict[str, int] = {}  # claim -> first line
-    current, rows_in_claim, abstracts = None, 0, {}
+    rows: dict[str, int] = {}  # claim -> rows so far
+    abstracts: dict[str, dict[str, int]] = {}  # claim -> abstract -> line
+    current = None
     for line, fields in records:
         if len(fields) != len(header):
             problems.error("fields", f"{len(fields)} fields, the header has {len(header)}", line)
@@ -68,27 +66,24 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
         if not claim or not abstract:
             problems.error("bad id", "empty claim_id or abstract_id", line)
             continue
-        if claim != current:
-            if current is not None:
-                _close_claim(current, rows_in_claim, seen[current], expectations, problems)
-            if claim in seen:
-                problems.error("claim order", f"rows of claim {claim!r} continue here after other claims (it starts on line {seen[claim]})", line)
-            else:
-                seen[claim] = line
-            current, rows_in_claim, abstracts = claim, 0, {}
-        rows_in_claim += 1
+        if claim != current and claim in seen:
+            problems.error("claim order", f"rows of claim {claim!r} continue here after other claims (it starts on line {seen[claim]})", line)
+        current = claim
+        seen.setdefault(claim, line)
+        rows[claim] = position = rows.get(claim, 0) + 1
         rank_text = fields[columns["rank"]].strip()
         try:
             rank = int(rank_text)
         except ValueError:
             problems.error("rank", f"claim {claim!r}: rank {rank_text!r} is not an integer", line)
         else:
-            if rank != rows_in_claim:
-                problems.error("rank", f"claim {claim!r}: rank {rank} on its row {rows_in_claim}; ranks must be 1..{expectations.depth} in row order", line)
-        if abstract in abstracts:
-            problems.error("repeated id", f"claim {claim!r} lists abstract {abstract!r} again (first on line {abstracts[abstract]})", line)
+            if rank != position:
+                problems.error("rank", f"claim {claim!r}: rank {rank} on its row {position}; ranks must be 1..{expectations.depth} in row order", line)
+        known = abstracts.setdefault(claim, {})
+        if abstract in known:
+            problems.error("repeated id", f"claim {claim!r} lists abstract {abstract!r} again (first on line {known[abstract]})", line)
         else:
-            abstracts[abstract] = line
+            known[abstract] = line
         if expectations.collection is not None and abstract not in expectations.collection:
             problems.error("unknown id", f"claim {claim!r}: abstract {abstract!r} is not in the collection", line)
         if LABEL in columns:
@@ -97,20 +92,25 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
                 canonical = normalize_label(value)
                 hint = f" (write {canonical!r})" if canonical else ""
                 problems.error("label", f"label {value!r} is not one of {', '.join(LABELS)}{hint}", line)
-    if current is None:
+    if not seen:
         problems.error("content", "no data rows (header only)", header_line + 1)
         return
-    _close_claim(current, rows_in_claim, seen[current], expectations, problems)
+    for claim, count in rows.items():
+        if count != expectations.depth:
+            problems.error("list length", f"claim {claim!r} has {count} row{'' if count == 1 else 's'}, expected exactly {expectations.depth}", seen[claim])
     expected = resolve_split(seen, expectations.splits, expectations.split, submission.path, problems)
     check_coverage(seen, expected, problems, "claim")
     problems.facts.update(queries=len(seen), depth=expectations.depth)
 
 
+def natural_key(text: str) -> tuple:
+    """``c2`` before ``c10``: digit runs compare as numbers."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
 def claim_order(claims: Sequence[str]) -> list[str]:
-    """Claims sorted numerically when all are integers, else as text."""
-    if all(c.lstrip("-").isdigit() for c in claims):
-        return sorted(claims, key=int)
-    return sorted(claims)
+    """Claims in natural order (numbers inside ids compare numerically)."""
+    return sorted(claims, key=lambda c: (natural_key(c), c))
 
 
 def render(run, expectations: Expectations, queries: Sequence[str] | None, dedupe: bool) -> str:

@@ -97,7 +97,11 @@ def write_submission(
     fmt.check(SubmissionText(path=label, text=text), expectations, problems)
     if not problems.valid:
         source = run.source.path if run.source else run.name
-        hint = " (pass --dedupe to drop repeated ids)" if problems.counts().get("repeated id") and not dedupe else ""
+        hint = ""
+        if problems.counts().get("repeated id") and not dedupe:
+            deduped = Problems(label)
+            fmt.check(SubmissionText(path=label, text=fmt.render(run, expectations, ids, True)), expectations, deduped)
+            hint = " (--dedupe would drop the repeats and fix it)" if deduped.valid else " (--dedupe would not help: too few distinct ids)"
         raise InvalidSubmissionError(
             f"{source}: cannot make a valid {the_task.name} submission, nothing written: "
             f"{problems.summary()}{hint}; first: {problems.first(2)}"
