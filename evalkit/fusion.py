@@ -26,6 +26,7 @@ from evalkit.data import Qrels, Run
 from evalkit.errors import PartialRunError, UsageError
 
 DEFAULT_RRF_K = 60
+DEFAULT_ALPHA = 0.4
 MIN_MAX_FLOOR = 1e-9  # ranx's min-max denominator floor
 
 
@@ -179,7 +180,7 @@ def fuse(
     if len(runs) < 2:
         raise UsageError("fusion needs at least two runs")
     if chosen.name == "alpha":
-        alpha = (params or {}).get("alpha", 0.4)
+        alpha = (params or {}).get("alpha", DEFAULT_ALPHA)
         if len(runs) != 2:
             raise UsageError("alpha fusion takes exactly two runs: the cross-encoder run, then the LLM ranking")
         query_union(runs, allow_partial)
@@ -192,6 +193,14 @@ def fuse(
 
     fused = ranx_fuse([to_ranx(r, queries, depth) for r in runs], norm=check_norm(norm), method=chosen.ranx_name, params=dict(args))
     return from_ranx(fused, queries, name or chosen.name)
+
+
+def check_optimizable(method: str) -> FusionMethod:
+    """The method, if ranx can choose its parameters on a gold file."""
+    chosen = get_method(method)
+    if chosen.ranx_name is None or not (chosen.params or chosen.supervised):
+        raise UsageError(f"fusion method {chosen.name} has nothing to optimise (try wsum, rrf, wmnz, mixed, rbc, ...)")
+    return chosen
 
 
 def optimize(
@@ -211,9 +220,7 @@ def optimize(
     Weights are searched on a grid of ``step`` over the simplex (ranx).
     Gold queries no run answers are left out: they score 0 whatever the weights.
     """
-    chosen = get_method(method)
-    if chosen.ranx_name is None or not (chosen.params or chosen.supervised):
-        raise UsageError(f"fusion method {chosen.name} has nothing to optimise (try wsum, rrf, wmnz, mixed, rbc, ...)")
+    chosen = check_optimizable(method)
     queries = query_union(runs, allow_partial)
     judged = qrels.to_dict()
     kept = [q for q in queries if q in judged]
@@ -253,7 +260,7 @@ def min_max(scores: Mapping[str, float]) -> dict[str, float]:
     return {doc: (value - low) / span for doc, value in scores.items()}
 
 
-def alpha_fusion(ce: Run, llm: Run, alpha: float = 0.4, *, depth: int | None = None, name: str | None = None) -> Run:
+def alpha_fusion(ce: Run, llm: Run, alpha: float = DEFAULT_ALPHA, *, depth: int | None = None, name: str | None = None) -> Run:
     """``alpha * CE_norm(d) + (1 - alpha) * LLM_norm(d)`` per query.
 
     ``CE_norm``: :func:`min_max` of the cross-encoder run's scores (a list

@@ -87,8 +87,13 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
         raise UsageError(f"--depth must be positive (got {depth})")
     if len(runs) < 2:
         raise UsageError("fusion needs at least two runs")
-    if not (optimize_on or chosen.supervised or chosen.ranx_name is None):
-        fusion.resolve_params(chosen, len(runs), the_weights, rrf_k, extra)  # fail before reading anything
+    # fail before reading anything
+    if optimize_on:
+        fusion.check_optimizable(chosen.name)
+    elif chosen.supervised:
+        raise UsageError(f"fusion method {chosen.name} is trained on a gold file: give --optimize-on GOLD")
+    elif chosen.ranx_name is not None:
+        fusion.resolve_params(chosen, len(runs), the_weights, rrf_k, extra)
     check_writable(out_path, force)
     loaded = [read_run(path, run_format) for path in runs]
     fusion.query_union(loaded, allow_partial)
@@ -120,12 +125,16 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
         score = task.score(fused, qrels, [metric], allow_partial=True)
         click.echo(f"fused run on {optimize_on}: {label} {score.values.get(label, score.official_value):.4f}")
     text = format_trec_run(fused, tag=tag or chosen.name)
+    if chosen.name == "alpha":
+        effective = {"alpha": extra.get("alpha", fusion.DEFAULT_ALPHA)}
+    elif chosen.supervised:
+        effective = {k: "trained" for k in extra}
+    else:
+        effective = fusion.resolve_params(chosen, len(loaded), the_weights, rrf_k, extra)
     options = {
         "method": chosen.name,
         "norm": norm if chosen.ranx_name else None,
-        "weights": the_weights,
-        "rrf_k": rrf_k,
-        "params": {k: _plain(v) for k, v in extra.items()},
+        "params": {k: _plain(v) if k != "k" else v for k, v in effective.items()},
         "depth": depth,
         "optimize_on": optimize_on,
         "metric": metric,
