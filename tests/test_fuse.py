@@ -130,6 +130,8 @@ def test_different_query_sets_are_refused(tmp_path):
         (("--method", "posfuse",), "fusion method posfuse is trained on a gold file: give --optimize-on GOLD"),
         (("--alpha", "0.3"), "--alpha applies to --method alpha"),
         (("--method", "combsum", "--optimize-on", str(GOLD_4B["dev"])), "fusion method combsum has nothing to optimise"),
+        (("--method", "wsum", "--optimize-on", str(GOLD_4B["dev"]), "--metric", "cc-bpref"), "metric CC-Bpref cannot be optimised through ranx"),
+        (("--metric", "mrr@5"), "--metric applies to --optimize-on"),
     ],
 )
 def test_bad_options(tmp_path, args, message):

@@ -112,7 +112,7 @@ def test_cli_exit_codes_and_verdict(tmp_path):
     assert good.returncode == 0, good.stderr
     assert good.stdout.strip().splitlines() == [
         f"VALID: {OTHER / 'paperquest_bm25_dev.tsv'} is a valid checkthat2025-4b submission; split dev (1400 of 1400 dev queries); "
-        "1400 queries, 5 ids each expected; ids checked against 7,718 collection ids from "
+        "1400 queries read, 5 ids per query required; ids checked against 7,718 collection ids from "
         "subtask4b_query_tweets_train.tsv, subtask4b_query_tweets_dev.tsv"
     ]
     bad = run_cli("validate", OTHER / "ysong_colbertv2_dev.tsv", "--gold", dev, "--limit", "0")  # task from the header
@@ -129,6 +129,7 @@ def test_cli_exit_codes_and_verdict(tmp_path):
         ((OTHER / "paperquest_bm25_dev.tsv", "--task", "nope"), "unknown task 'nope'"),
         ((OTHER / "paperquest_bm25_dev.tsv", "--gold", tmp_path / "none.tsv"), "none.tsv: no such file"),
         ((OTHER / "paperquest_bm25_dev.tsv", "--gold", dev, "--split", "test"), "--split 'test' is not one of the given query sets (dev)"),
+        ((OTHER / "paperquest_bm25_dev.tsv", "--task", "trec"), "task 'trec' has no official submission format"),
     ]:
         result = run_cli("validate", *args)
         assert result.returncode == 2 and result.stderr.strip().count("\n") == 0 and message in result.stderr, result.stderr

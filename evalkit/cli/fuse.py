@@ -94,6 +94,17 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
         raise UsageError(f"fusion method {chosen.name} is trained on a gold file: give --optimize-on GOLD")
     elif chosen.ranx_name is not None:
         fusion.resolve_params(chosen, len(runs), the_weights, rrf_k, extra)
+    if metric is not None and not optimize_on:
+        raise UsageError("--metric applies to --optimize-on")
+    if optimize_on:
+        from evalkit.tasks import detect_task
+
+        qrels = read_qrels(optimize_on)
+        task = detect_task(qrels.source.format)
+        metric = metric or task.official_metrics()[0].label
+        fusion.ranx_metric(metric)
+        if not 0 < step <= 1:
+            raise UsageError(f"--step must lie in (0, 1] (got {step})")
     check_writable(out_path, force)
     loaded = [read_run(path, run_format) for path in runs]
     fusion.query_union(loaded, allow_partial)
@@ -104,12 +115,7 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
             click.echo(f"note: {run.source.path} has no scores (a list submission): fused through its ranks, score = depth + 1 - rank", err=True)
     inputs = [input_entry("run", run.source) for run in loaded]
     if optimize_on:
-        from evalkit.tasks import detect_task
-
-        qrels = read_qrels(optimize_on)
         inputs.append(input_entry("optimize-on", qrels.source))
-        task = detect_task(qrels.source.format)
-        metric = metric or task.official_metrics()[0].label
         best = fusion.optimize(loaded, qrels, chosen.name, norm, metric, step=step, depth=depth, allow_partial=allow_partial)
         extra.update(best)
         shown = {k: _plain(v) for k, v in best.items()}

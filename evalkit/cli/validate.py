@@ -23,7 +23,7 @@ def verdict(path: str, task: str, problems, expectations) -> str:
     else:
         parts.append("query set not checked (give --gold or --queries)")
     if "queries" in facts:
-        parts.append(f"{facts['queries']} queries, {facts['depth']} ids each expected")
+        parts.append(f"{facts['queries']} queries read, {facts['depth']} ids per query required")
     parts.append(f"ids checked against {expectations.collection_note}" if expectations.collection is not None else "ids not checked against a collection (give --collection-ids)")
     details = "; ".join(parts)
     warnings = f" with {problems.summary('warning')}" if problems.warnings else ""

@@ -71,17 +71,20 @@ def format_for_task(task_name: str) -> SubmissionFormat:
 
 
 def detect_submission_task(path: str | os.PathLike) -> str:
-    """The task of a submission from its header (``post_id`` -> 4b, ``claim_id`` -> ClimateCheck)."""
-    from evalkit.formats import sample_of
-    from evalkit.textio import load
+    """The task of a submission from its header (``post_id`` -> 4b, ``claim_id`` -> ClimateCheck).
 
-    sample = sample_of(load(path))
-    columns = [c.strip().lower() for c in sample.header(sample.delimiter)]
+    Reads leniently (a zip with a folder or two files still tells its task).
+    """
+    from evalkit.submission.container import open_submission
+
+    submission = open_submission(path, "predictions.tsv", Problems(str(path)))
+    first = next((line for line in submission.text.split("\n") if line.strip()), "") if submission else ""
+    columns = [c.strip().strip('"').lower() for c in first.replace("\t", ",").split(",")]
     for fmt in _REGISTRY.values():
         if fmt.sniff(columns):
             labelled = "label" in columns and len(fmt.tasks) > 1
             return fmt.tasks[-1] if labelled else fmt.tasks[0]
-    raise UsageError(f"{path}: cannot tell the task from the header {sample.first.strip()!r}; pass --task")
+    raise UsageError(f"{path}: cannot tell the task from the first line {first.strip()[:60]!r}; pass --task")
 
 
 def expectations_for(
@@ -97,6 +100,7 @@ def expectations_for(
     from evalkit.tasks import get_task
 
     task = get_task(task_name)
+    format_for_task(task.name)
     depth = depth if depth is not None else task.submission_depth
     if depth is None or depth <= 0:
         raise UsageError(f"--depth must be a positive number of ids per query (got {depth})")

@@ -35,7 +35,8 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
     else:
         lists = [i for i, value in enumerate(first_row) if i < len(header) and value.lstrip().startswith("[")]
         if len(lists) != 1:
-            problems.error("header", "no 'preds' column and no single column of id lists; the content cannot be checked", line)
+            hint = " (a TREC run? `evalkit submit` converts runs)" if len(" ".join(header).split()) == 6 else ""
+            problems.error("header", f"no 'preds' column and no single column of id lists; the content cannot be checked{hint}", line)
             return None
         list_col = lists[0]
         problems.error("header", f"the id lists are in column {header[list_col]!r}; it must be named 'preds'", line)
