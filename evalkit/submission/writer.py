@@ -36,16 +36,15 @@ def zip_single(member: str, payload: bytes) -> bytes:
     return buffer.getvalue()
 
 
-def _query_ids(queries) -> tuple[list[str] | None, str | None]:
-    """``(ids, path)`` from a path, a sequence of ids or ``None``."""
-    if queries is None:
-        return None, None
-    if isinstance(queries, (str, os.PathLike)):
-        from evalkit.submission.references import load_query_sets
+def _query_set(queries):
+    """A :class:`QuerySet` from a query/gold file or a sequence of ids; ``None`` for all run queries."""
+    from evalkit.submission.references import QuerySet, load_query_sets
 
-        query_set = load_query_sets([queries])[0]
-        return list(query_set.ids), str(queries)
-    return [str(q) for q in queries], None
+    if queries is None:
+        return None
+    if isinstance(queries, (str, os.PathLike)):
+        return load_query_sets([queries])[0]
+    return QuerySet("given", "queries", tuple(dict.fromkeys(str(q) for q in queries)))
 
 
 def write_submission(
@@ -66,11 +65,12 @@ def write_submission(
     :class:`InvalidSubmissionError` (nothing written) when the result would
     not pass ``evalkit validate``.
     """
+    from dataclasses import replace
+
     from evalkit.formats import read_run
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
-    from evalkit.submission import Expectations, Problems, format_for_task
+    from evalkit.submission import Problems, expectations_for, format_for_task
     from evalkit.submission.container import SubmissionText
-    from evalkit.submission.references import QuerySet
     from evalkit.tasks import get_task
     from evalkit.textio import atomic_write, check_writable
 
@@ -83,14 +83,13 @@ def write_submission(
         raise UsageError(f"{out}: a {the_task.name} submission is written as {allowed}; choose --out accordingly")
     check_writable(out, force)
     check_writable(f"{out}.manifest.json", force=True)
+    expectations = expectations_for(the_task.name, depth=depth)
     if isinstance(run, (str, os.PathLike)):
         run = read_run(run)
-    ids, queries_path = _query_ids(queries)
-    depth = depth if depth is not None else the_task.submission_depth
-    if depth is None or depth <= 0:
-        raise UsageError(f"--depth must be a positive number of ids per query (got {depth})")
-    splits = (QuerySet("the given queries", queries_path or "queries", tuple(ids)),) if ids is not None else ()
-    expectations = Expectations(task=the_task.name, depth=depth, splits=splits, labels_required=the_task.name.endswith("verification"))
+    query_set = _query_set(queries)
+    ids = list(query_set.ids) if query_set is not None else None
+    if query_set is not None:
+        expectations = replace(expectations, splits=(query_set,))
     text = fmt.render(run, expectations, ids, dedupe)
     label = f"{out}/{fmt.member}" if suffix == ".zip" else str(out)
     problems = Problems(label)
@@ -109,15 +108,15 @@ def write_submission(
     payload = text.encode("utf-8")
     data = zip_single(fmt.member, payload) if suffix == ".zip" else payload
     inputs = [input_entry("run", run.source)] if run.source else []
-    if queries_path:
-        inputs.append(input_entry("queries", queries_path))
+    if query_set is not None and isinstance(queries, (str, os.PathLike)):
+        inputs.append(input_entry("queries", queries))
     manifest = build_manifest(
         the_task.name,
         inputs,
         {
             "format": fmt.name,
             "member": fmt.member if suffix == ".zip" else None,
-            "depth": depth,
+            "depth": expectations.depth,
             "queries": problems.facts.get("queries"),
             "dedupe": dedupe,
             "sha256_of_submission_text": hashlib.sha256(payload).hexdigest(),
