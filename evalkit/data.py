@@ -8,6 +8,7 @@ Both are built once by a reader and never mutated.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
@@ -22,6 +23,29 @@ def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     uniques = np.empty(len(index), dtype=object)
     uniques[:] = list(index)
     return codes, uniques
+
+
+def arrow_to_numpy(array, dtype) -> np.ndarray:
+    """A null-free fixed-width pyarrow Array as numpy, without pyarrow's pandas shim (slow import)."""
+    buffer = array.buffers()[1]
+    itemsize = np.dtype(dtype).itemsize
+    return np.frombuffer(buffer, dtype=dtype, count=len(array), offset=array.offset * itemsize).copy()
+
+
+def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
+    """For each value, its index in the unique array ``universe``; -1 when absent.
+
+    Large inputs use pyarrow's hash join when pyarrow is already loaded (it was,
+    if a large file was read); otherwise a dict. Both give identical results.
+    """
+    if len(values) > 50_000 and "pyarrow" in sys.modules:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = pc.index_in(pa.array(values, type=pa.string()), value_set=pa.array(universe, type=pa.string()))
+        return arrow_to_numpy(pc.fill_null(found, -1).cast(pa.int64()), np.int64)
+    index = {v: i for i, v in enumerate(universe.tolist())}
+    return np.fromiter((index.get(v, -1) for v in values.tolist()), dtype=np.int64, count=len(values))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from evalkit.data import Qrels, Run
+from evalkit.data import Qrels, Run, positions_in
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.metrics.base import Judged, Metric
 
@@ -98,8 +98,7 @@ def judge(run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, releva
     rq = sets.run_to_gold[ranked.qidx]
     rq = np.where(rq >= 0, eval_pos[np.maximum(rq, 0)], -1)
     rkeep = rq >= 0
-    doc_index = {d: i for i, d in enumerate(qrels.doc_ids.tolist())}
-    run_to_qdoc = np.fromiter((doc_index.get(d, -1) for d in run.doc_ids.tolist()), dtype=np.int64, count=len(run.doc_ids))
+    run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
     qpos, rank = rq[rkeep], ranked.rank[rkeep]
     rd = run_to_qdoc[ranked.didx[rkeep]]
     grade = np.full(len(qpos), np.nan)

@@ -48,17 +48,28 @@ def doc_descending_key(doc_ids: np.ndarray) -> np.ndarray:
     return key
 
 
-def _is_rule_ordered(qidx: np.ndarray, scores: np.ndarray, dkey: np.ndarray) -> bool:
-    """True when rows are already grouped by query and ordered by the rule."""
+def _score_ordered(qidx: np.ndarray, scores: np.ndarray) -> tuple[bool, np.ndarray]:
+    """(rows grouped by query with scores non-increasing, mask of adjacent ties)."""
     if len(qidx) < 2:
-        return True
+        return True, np.zeros(0, dtype=bool)
     same_q = qidx[1:] == qidx[:-1]
-    if np.any(qidx[1:] < qidx[:-1]):
-        return False
-    s0, s1 = scores[:-1], scores[1:]
-    k0, k1 = dkey[:-1], dkey[1:]
-    ok = (s0 > s1) | ((s0 == s1) & (k0 < k1))
-    return bool(np.all(ok | ~same_q))
+    grouped = not np.any(qidx[1:] < qidx[:-1])
+    descending = bool(np.all((scores[:-1] >= scores[1:]) | ~same_q))
+    return grouped and descending, same_q & (scores[:-1] == scores[1:])
+
+
+def _order_ties(order: np.ndarray, ties: np.ndarray, didx: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """Within each block of equal (query, score) rows, order by doc id descending."""
+    n = len(order)
+    in_block = np.zeros(n, dtype=bool)
+    in_block[:-1] |= ties
+    in_block[1:] |= ties
+    rows = np.flatnonzero(in_block)
+    block = np.cumsum(np.r_[True, ~ties])[rows]
+    names = np.asarray(doc_ids[didx[rows]], dtype=str)
+    _, ascending = np.unique(names, return_inverse=True)
+    order[rows] = rows[np.lexsort((-ascending.ravel(), block))]
+    return order
 
 
 def group_positions(sorted_qidx: np.ndarray) -> np.ndarray:
@@ -72,9 +83,14 @@ def group_positions(sorted_qidx: np.ndarray) -> np.ndarray:
 
 
 def _first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.ndarray:
+    """False for rows repeating an earlier (query, doc) pair."""
     key = qidx.astype(np.int64) * max(n_docs, 1) + didx
-    first = np.zeros(len(key), dtype=bool)
-    first[np.unique(key, return_index=True)[1]] = True
+    first = np.ones(len(key), dtype=bool)
+    if len(key) < 2 or not np.any(np.diff(np.sort(key)) == 0):
+        return first
+    order = np.argsort(key, kind="stable")
+    repeated = np.r_[False, key[order][1:] == key[order][:-1]]
+    first[order[repeated]] = False
     return first
 
 
@@ -84,11 +100,13 @@ def rank_run(run) -> RankedRun:
     if run.scores is None:
         order = np.argsort(qidx, kind="stable")
     else:
-        # rank key: position of the doc id in descending string order
-        dkey = doc_descending_key(run.doc_ids)[didx]
-        if _is_rule_ordered(qidx, run.scores, dkey):
+        ordered, ties = _score_ordered(qidx, run.scores)
+        if ordered:  # the common case: only equal scores may need reordering
             order = np.arange(len(qidx))
+            if ties.any():
+                order = _order_ties(order, ties, didx, run.doc_ids)
         else:
+            dkey = doc_descending_key(run.doc_ids)[didx]
             order = np.lexsort((dkey, -run.scores, qidx))
     sq, sd = qidx[order], didx[order]
     return RankedRun(

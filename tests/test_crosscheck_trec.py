@@ -153,3 +153,43 @@ def test_list_order_is_kept_and_duplicates_occupy_positions():
     assert ev.mean("P@3") == pytest.approx(1 / 3)
     assert ev.mean("Bpref") == 0.0  # only the first x counts as a judged non-relevant above a
     assert np.array_equal(run.ranked().first, [True, False, True])
+
+
+def test_fast_paths_equal_reference_paths():
+    """Tie-only reordering == full lexsort; pyarrow hash join == dict lookup; arrow reader == Python reader."""
+    import sys
+
+    from evalkit.data import positions_in
+    from evalkit.ranking import doc_descending_key, rank_run
+
+    rng = np.random.default_rng(3)
+    qids = np.repeat([f"q{i}" for i in range(300)], 50)
+    docs = [f"d{x}" for x in rng.integers(0, 2000, size=len(qids))]
+    scores = np.round(rng.random(len(qids)) * 4) / 4  # heavy ties
+    order = np.lexsort((rng.random(len(qids)), -scores, np.repeat(np.arange(300), 50)))  # score-sorted, ties shuffled
+    run = Run.from_rows(qids[order].tolist(), [docs[i] for i in order], scores[order])
+    fast = rank_run(run)
+    reference = np.lexsort((doc_descending_key(run.doc_ids)[run.didx], -run.scores, run.qidx))
+    assert np.array_equal(fast.row, reference)
+
+    import pyarrow  # noqa: F401  (enables the hash-join path)
+
+    values = np.array([f"d{x}" for x in rng.integers(0, 100_000, size=60_000)], dtype=object)
+    universe = np.array(sorted({f"d{x}" for x in rng.integers(0, 100_000, size=5_000)}), dtype=object)
+    index = {v: i for i, v in enumerate(universe.tolist())}
+    assert "pyarrow" in sys.modules
+    assert positions_in(values, universe).tolist() == [index.get(v, -1) for v in values.tolist()]
+
+
+def test_arrow_reader_equals_python_reader(tmp_path, monkeypatch):
+    from evalkit.formats import read_run, tables
+
+    rng = np.random.default_rng(5)
+    lines = [f"q{q} Q0 d{rng.integers(0, 10**6)} {r} {rng.random():.5f} t" for q in range(2000) for r in range(60)]
+    path = tmp_path / "big.trec"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size > tables.FAST_PATH_BYTES
+    fast = read_run(path)
+    monkeypatch.setattr(tables, "FAST_PATH_BYTES", 1 << 40)
+    slow = read_run(path)
+    assert fast.to_scores() == slow.to_scores()

@@ -16,10 +16,11 @@ from typing import Iterator
 
 import numpy as np
 
+from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
 from evalkit.textio import LoadedFile
 
-FAST_PATH_BYTES = 4 << 20
+FAST_PATH_BYTES = 1 << 20
 csv.field_size_limit(1 << 30)
 
 
@@ -129,17 +130,18 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], 
         )
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, ValueError):
         return None
-    numbers = table.column(names[numeric]).to_numpy()
-    if numbers.dtype != np.float64 or not np.all(np.isfinite(numbers)):
+    numbers = arrow_to_numpy(table.column(names[numeric]).combine_chunks(), np.float64)
+    if not np.all(np.isfinite(numbers)):
         return None
     encoded = []
     for i in keep:
         column = table.column(names[i]).combine_chunks().dictionary_encode()
-        codes = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = arrow_to_numpy(column.indices, np.int32).astype(np.int64)
         uniques = np.empty(len(column.dictionary), dtype=object)
         uniques[:] = column.dictionary.to_pylist()
         encoded.append((codes, uniques))
     return encoded, numbers
+
 
 
 def read_whitespace(loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], numeric: int, what: str = "score"):

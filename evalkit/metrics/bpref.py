@@ -7,6 +7,17 @@ from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
 
 
+def judged_nonrelevant_above(judged: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each retrieved relevant row: (row mask, its query position, n_r).
+
+    n_r = judged non-relevant documents ranked above it (unjudged ones ignored).
+    Shared by trec_eval's Bpref and ClimateCheck's variant.
+    """
+    above = judged.cumulative_within_query(judged.nonrelevant_judged)
+    mask = judged.relevant
+    return mask, judged.qpos[mask], above[mask].astype(np.float64)
+
+
 @register
 class Bpref(Metric):
     """bpref(q) = (1/R) * sum over retrieved relevant r of (1 - min(n_r, R) / min(R, N)).
@@ -14,8 +25,8 @@ class Bpref(Metric):
     n_r counts judged non-relevant documents ranked above r; N is the number of
     judged non-relevant documents of the query; unjudged documents are
     ignored. A relevant document with n_r = 0 adds 1 (also when N = 0).
-    R = 0 gives 0. This is trec_eval's ``bpref`` (ranx gives NaN or other
-    values when N = 0). Reference: Buckley & Voorhees, SIGIR 2004.
+    R = 0 gives 0. This is trec_eval's ``bpref`` (ranx gives NaN when N = 0).
+    Reference: Buckley & Voorhees, SIGIR 2004.
     """
 
     name = "Bpref"
@@ -23,10 +34,7 @@ class Bpref(Metric):
     cutoff = "none"
 
     def per_query(self, judged: Judged) -> np.ndarray:
-        nonrel_above = judged.cumulative_within_query(judged.nonrelevant_judged)
-        mask = judged.relevant
-        q = judged.qpos[mask]
-        n_r = nonrel_above[mask].astype(np.float64)
+        mask, q, n_r = judged_nonrelevant_above(judged)
         R, N = judged.num_rel[q], judged.num_nonrel[q]
         penalty = safe_divide(np.minimum(n_r, R), np.minimum(R, N))
         contribution = np.where(n_r > 0, 1.0 - penalty, 1.0)

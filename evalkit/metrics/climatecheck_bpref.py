@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.bpref import judged_nonrelevant_above
 
 
 @register
@@ -24,10 +25,7 @@ class ClimateCheckBpref(Metric):
     cutoff = "none"
 
     def per_query(self, judged: Judged) -> np.ndarray:
-        nonrel_above = judged.cumulative_within_query(judged.nonrelevant_judged)
-        mask = judged.relevant
-        q = judged.qpos[mask]
-        n_r = nonrel_above[mask].astype(np.float64)
+        mask, q, n_r = judged_nonrelevant_above(judged)
         R = judged.num_rel[q]
         contribution = 1.0 - safe_divide(np.minimum(n_r, R), R)
         values = safe_divide(judged.per_query_sum(contribution, mask), judged.num_rel)

@@ -18,16 +18,12 @@ class TrecTask(Task):
     default_metrics = "ndcg@10 map mrr recall@100 p@10 bpref"
     gold_formats = ("trec-qrels", "beir-qrels")
 
-    def __init__(self) -> None:
-        self._first: list[Metric] = parse_metrics("ndcg@10")
-
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
-        chosen = parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
-        return chosen
+        return parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
+
+    def official_metrics(self) -> list[Metric]:
+        return self.metrics()[:1]
 
     def official_value(self, evaluation):
         metric = evaluation.metrics[0]
         return metric.label, evaluation.mean(metric)
-
-    def official_metrics(self) -> list[Metric]:
-        return self._first

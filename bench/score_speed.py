@@ -1,0 +1,129 @@
+"""How fast is `evalkit score` against one-shot scripts using pytrec_eval, ranx and ir_measures?
+
+Builds synthetic TREC runs (N queries x 100 docs, graded qrels with 1-5
+relevant documents per query), then times each tool as a whole cold process
+(python start-up, imports, reading both files, computing MRR@10, Recall@100,
+nDCG@10 and MAP, printing the means), best of ``--repeat`` interleaved runs.
+Also times `evalkit score` on a real 1,446-query CheckThat! 4b run.
+
+    python bench/score_speed.py [--sizes 10000 50000] [--repeat 3]
+
+pytrec_eval has no reciprocal-rank cutoff; its script computes ``recip_rank``
+over the full list (the same work or less). Numbers are printed, never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data" / "checkthat2025-4b"
+
+PEERS = {
+    "pytrec_eval": """
+import sys, pytrec_eval
+run, qrels = {}, {}
+with open(sys.argv[1]) as f:
+    for line in f:
+        q, _, d, _, s, _ = line.split()
+        run.setdefault(q, {})[d] = float(s)
+with open(sys.argv[2]) as f:
+    for line in f:
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+res = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "recall.100", "ndcg_cut.10", "map"}).evaluate(run)
+for m in ("recip_rank", "recall_100", "ndcg_cut_10", "map"):
+    print(m, sum(v[m] for v in res.values()) / len(res))
+""",
+    "ranx": """
+import sys
+from ranx import Qrels, Run, evaluate
+run = Run.from_file(sys.argv[1], kind="trec")
+qrels = Qrels.from_file(sys.argv[2], kind="trec")
+print(evaluate(qrels, run, ["mrr@10", "recall@100", "ndcg@10", "map"]))
+""",
+    "ir_measures": """
+import sys, ir_measures
+from ir_measures import RR, R, nDCG, AP
+run = ir_measures.read_trec_run(sys.argv[1])
+qrels = ir_measures.read_trec_qrels(sys.argv[2])
+print(ir_measures.calc_aggregate([RR@10, R@100, nDCG@10, AP], qrels, run))
+""",
+}
+
+
+def make_data(folder: Path, n_queries: int, depth: int = 100, n_docs: int = 500_000, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    run_path, qrels_path = folder / f"run_{n_queries}.trec", folder / f"qrels_{n_queries}.txt"
+    if run_path.exists() and qrels_path.exists():
+        return run_path, qrels_path
+    with open(run_path, "w") as run, open(qrels_path, "w") as qrels:
+        for q in range(n_queries):
+            docs = rng.choice(n_docs, size=depth, replace=False)
+            scores = np.sort(rng.random(depth))[::-1]
+            run.write("".join(f"q{q} Q0 d{d} {r + 1} {s:.6f} bench\n" for r, (d, s) in enumerate(zip(docs, scores))))
+            n_rel = int(rng.integers(1, 6))
+            judged = np.concatenate([rng.choice(docs, size=min(n_rel, 3), replace=False), rng.choice(n_docs, size=n_rel, replace=False)])
+            qrels.write("".join(f"q{q} 0 d{d} {int(rng.integers(1, 3))}\n" for d in np.unique(judged)))
+    return run_path, qrels_path
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"{command[:3]} failed:\n{result.stderr[-2000:]}")
+    return elapsed
+
+
+def commands(run: Path, qrels: Path, folder: Path) -> dict[str, list[str]]:
+    out = {"evalkit": [sys.executable, "-m", "evalkit", "score", str(run), str(qrels), "--task", "trec",
+                       "--metrics", "mrr@10 recall@100 ndcg@10 map", "--output", "tsv"]}
+    for name, code in PEERS.items():
+        script = folder / f"peer_{name}.py"
+        script.write_text(code)
+        out[name] = [sys.executable, str(script), str(run), str(qrels)]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "evalkit-bench")
+    args = parser.parse_args()
+    args.data.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+
+    for size in args.sizes:
+        run, qrels = make_data(args.data, size)
+        cmds = commands(run, qrels, args.data)
+        best = {name: float("inf") for name in cmds}
+        timed(cmds["ranx"])  # warm numba's on-disk cache once so ranx is not charged for its first JIT
+        for _ in range(args.repeat):
+            for name, command in cmds.items():
+                best[name] = min(best[name], timed(command))
+        fastest_peer = min((v, k) for k, v in best.items() if k != "evalkit")
+        print(f"\n{size:,} queries x 100 docs ({run.stat().st_size / 1e6:.0f} MB run), best of {args.repeat} cold processes:")
+        for name, seconds in sorted(best.items(), key=lambda kv: kv[1]):
+            print(f"  {name:<12} {seconds:7.2f} s   {seconds / best['evalkit']:5.2f}x evalkit's time")
+        print(f"  evalkit vs fastest peer ({fastest_peer[1]}): {fastest_peer[0] / best['evalkit']:.2f}x faster")
+
+    real_run = SHARED / "runs" / "airwaves" / "E5_base_setup_test_TOP100.tsv"
+    real_gold = SHARED / "queries" / "subtask4b_query_tweets_test_gold.tsv"
+    if real_run.exists():
+        command = [sys.executable, "-m", "evalkit", "score", str(real_run), str(real_gold)]
+        seconds = min(timed(command) for _ in range(args.repeat))
+        print(f"\nreal 4b run (1,446 queries x 100 ids), cold `evalkit score`: {seconds:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
