@@ -22,6 +22,10 @@ COMMANDS = {
     "compare": ("evalkit.cli.compare", "compare", "Paired significance tests of runs against a baseline."),
     "report": ("evalkit.cli.report", "report", "Write a Markdown report (leaderboard, figures, wins/losses) on runs."),
     "leaderboard": ("evalkit.cli.leaderboard", "leaderboard", "Rank every run file in a folder; test adjacent ranks."),
+    "validate": ("evalkit.cli.validate", "validate", "Check a submission file and report every problem (exit 1 if invalid)."),
+    "submit": ("evalkit.cli.submit", "submit", "Write a run as the task's official submission (validated, atomic)."),
+    "fuse": ("evalkit.cli.fuse", "fuse", "Fuse runs (ranx methods, RRF, alpha fusion) into a TREC run."),
+    "check": ("evalkit.cli.check", "check", "CI regression check of scores against a baseline JSON."),
 }
 
 
@@ -57,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit.errors import EvalkitError
 
     try:
-        cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
+        # without standalone mode click returns (not raises) the code of ctx.exit(n) / Exit(n)
+        returned = cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
+        if isinstance(returned, int) and not isinstance(returned, bool):
+            return returned
     except EvalkitError as exc:
         click.echo(exc.one_line(), err=True)
         return exc.exit_code

@@ -12,7 +12,9 @@ def tasks():
     from evalkit.tasks import tasks as all_tasks
 
     for task in all_tasks():
-        click.echo(f"{task.name}\n  {task.description}\n  official: {task.official_definition}\n  metrics: {', '.join(m.label for m in task.metrics())}\n")
+        submission = task.submission_format
+        line = f"\n  submission: {submission.description}" if submission else ""
+        click.echo(f"{task.name}\n  {task.description}\n  official: {task.official_definition}\n  metrics: {', '.join(m.label for m in task.metrics())}{line}\n")
 
 
 @click.command()

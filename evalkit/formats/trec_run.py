@@ -6,6 +6,7 @@ As in trec_eval, the rank column is ignored: documents are ordered by score
 from __future__ import annotations
 
 from evalkit.data import Run
+from evalkit.errors import UsageError
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import read_whitespace
 from evalkit.textio import LoadedFile
@@ -27,6 +28,38 @@ def sniff(sample: Sample) -> bool:
 def read(loaded: LoadedFile, **_) -> Run:
     [(qidx, query_ids), (didx, doc_ids)], scores = read_whitespace(loaded, 6, keep=(0, 2), numeric=4)
     return Run(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, scores=scores)
+
+
+def format_trec_run(run: Run, tag: str | None = None, depth: int | None = None) -> str:
+    """The run as TREC lines ``qid Q0 doc rank score tag`` in evalkit's rank order.
+
+    Scored runs keep their scores (``repr`` precision, so re-reading gives the
+    same ranking); list runs get ``depth + 1 - rank``. ``depth`` keeps the
+    first ``depth`` documents per query. Repeated documents keep their first
+    position only (TREC runs name a document once per query).
+    """
+    ranked = run.ranked()
+    keep = ranked.first if depth is None else ranked.first & (ranked.rank <= depth)
+    qidx, didx = ranked.qidx[keep], ranked.didx[keep]
+    # ranks are renumbered after dropping repeats, so they stay 1..n within a query
+    from evalkit.ranking import group_positions
+
+    ranks = group_positions(qidx)
+    if run.is_scored:
+        scores = ranked.scores[keep]
+    else:
+        scores = (ranks.max(initial=0) + 1 - ranks).astype(float)
+    name = "_".join((tag or run.name or "evalkit").split()) or "evalkit"
+    query_ids, doc_ids = run.query_ids, run.doc_ids
+    for kind, ids in (("query", query_ids), ("document", doc_ids)):
+        bad = next((i for i in ids.tolist() if not i or len(i.split()) != 1 or i.split()[0] != i), None)
+        if bad is not None:
+            raise UsageError(f"{kind} id {bad!r} cannot be written to a TREC run (empty or holds whitespace)")
+    lines = [
+        f"{query_ids[q]} Q0 {doc_ids[d]} {r} {s!r} {name}"
+        for q, d, r, s in zip(qidx.tolist(), didx.tolist(), ranks.tolist(), scores.tolist())
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 FORMAT = register(Format("trec-run", "run", "TREC run: qid Q0 docid rank score tag", sniff, read, (".trec", ".run", ".txt")))

@@ -55,6 +55,13 @@ class Task:
     default_missing: ClassVar[str] = "zero"
     submission_depth: ClassVar[int | None] = None  # ids per query in an official submission
 
+    @property
+    def submission_format(self):
+        """The task's official submission format (:mod:`evalkit.submission`: check + write), or ``None``."""
+        from evalkit.submission import submission_formats
+
+        return next((f for f in submission_formats() if self.name in f.tasks), None)
+
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
         """The official metrics, then the task's defaults or the user's choice."""
         chosen = parse_metrics(extra) if extra else parse_metrics(self.default_metrics)

@@ -1,0 +1,210 @@
+"""Score baselines for CI: recorded values that ``evalkit check`` recomputes.
+
+A baseline is a JSON file::
+
+    {"evalkit_baseline": 1, "tolerance": 0.001,
+     "entries": [{"name": "...", "task": "checkthat2025-4b", "gold": "...",
+                  "run": "...", "metric": "MRR@5", "expected": 0.7028}]}
+
+``gold`` and ``run`` are stored relative to the baseline file's folder, so a
+baseline in ``bench/baselines/`` can point at ``../../../shared/data/...`` and
+works from any working directory. An entry may also set ``missing`` and
+``allow_partial`` (the options of ``evalkit score``). A score that drops by
+more than the tolerance is a regression; one that rises is reported as an
+improvement.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalkitError, InputError, UsageError
+
+FORMAT_VERSION = 1
+DEFAULT_TOLERANCE = 0.001
+OFFICIAL = "official"
+
+
+@dataclass
+class Entry:
+    name: str
+    task: str
+    gold: str  # relative to the baseline's folder (as stored)
+    run: str
+    metric: str
+    expected: float
+    options: dict[str, Any] = field(default_factory=dict)  # missing, allow_partial
+
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.task, self.gold, self.run, self.metric)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        options = data.pop("options")
+        data.update({k: v for k, v in options.items() if v not in (None, False)})
+        return data
+
+
+@dataclass
+class Result:
+    entry: Entry
+    now: float | None = None
+    error: str | None = None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.now is None else self.now - self.entry.expected
+
+    def status(self, tolerance: float) -> str:
+        if self.error is not None:
+            return "error"
+        if self.delta < -tolerance:
+            return "DROPPED"
+        return "improved" if self.delta > tolerance else "ok"
+
+
+@dataclass
+class Baseline:
+    path: Path
+    entries: list[Entry]
+    tolerance: float = DEFAULT_TOLERANCE
+    description: str = ""
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, stored: str) -> Path:
+        return self.folder / stored
+
+    def relative(self, user_path: str | os.PathLike) -> str:
+        """How a path given on the command line (relative to the cwd) is stored."""
+        return Path(os.path.relpath(os.path.abspath(user_path), os.path.abspath(self.folder))).as_posix()
+
+    def to_json(self) -> str:
+        data = {"evalkit_baseline": FORMAT_VERSION, "description": self.description, "tolerance": self.tolerance}
+        data["entries"] = [e.to_json() for e in self.entries]
+        return json.dumps(data, indent=2) + "\n"
+
+    def save(self) -> None:
+        from evalkit.textio import atomic_write
+
+        atomic_write(self.path, self.to_json(), force=True)
+
+
+REQUIRED = ("task", "gold", "run", "metric", "expected")
+
+
+def load(path: str | os.PathLike, create: bool = False) -> Baseline:
+    """Read a baseline; ``create`` gives an empty one when the file does not exist yet."""
+    from evalkit.textio import check_writable, load as load_text
+
+    target = Path(path)
+    if create and not target.exists():
+        check_writable(target)
+        return Baseline(target, [])
+    text = load_text(target).text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"not valid JSON ({exc.msg})", exc.lineno) from None
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        raise InputError(str(path), "not an evalkit baseline (expected an object with an 'entries' list)")
+    entries = []
+    for number, item in enumerate(data["entries"], start=1):
+        missing = [k for k in REQUIRED if not isinstance(item, dict) or k not in item]
+        if missing:
+            raise InputError(str(path), f"entry {number} lacks {', '.join(missing)}")
+        try:
+            expected = float(item["expected"])
+        except (TypeError, ValueError):
+            raise InputError(str(path), f"entry {number}: expected {item['expected']!r} is not a number") from None
+        options = {k: item[k] for k in ("missing", "allow_partial") if k in item}
+        name = item.get("name") or Path(str(item["run"])).name
+        entries.append(Entry(name, str(item["task"]), str(item["gold"]), str(item["run"]), str(item["metric"]), expected, options))
+    try:
+        tolerance = float(data.get("tolerance", DEFAULT_TOLERANCE))
+    except (TypeError, ValueError):
+        raise InputError(str(path), f"tolerance {data.get('tolerance')!r} is not a number") from None
+    return Baseline(target, entries, tolerance, str(data.get("description", "")))
+
+
+class Scorer:
+    """Recomputes entries, reading each gold file once."""
+
+    def __init__(self, baseline: Baseline):
+        self.baseline = baseline
+        self._gold: dict[Path, Any] = {}
+
+    def gold(self, stored: str):
+        from evalkit.formats import read_qrels
+
+        path = self.baseline.resolve(stored)
+        if path not in self._gold:
+            self._gold[path] = read_qrels(path)
+        return self._gold[path]
+
+    def value(self, task_name: str, gold: str, run: str, metric: str, options: dict[str, Any]) -> tuple[float, str]:
+        """``(value, metric label)``; ``metric`` is a metric name, a task's official label, or ``official``."""
+        from evalkit.formats import read_run
+        from evalkit.metrics import parse_metric
+        from evalkit.tasks import get_task
+
+        task = get_task(task_name)
+        label, extra = metric, None
+        if metric != OFFICIAL:
+            try:
+                label, extra = parse_metric(metric).label, [metric]
+            except UsageError:
+                pass  # a task's own official label, e.g. ClimateCheck's mean of four metrics
+        score = task.score(
+            read_run(self.baseline.resolve(run)),
+            self.gold(gold),
+            extra,
+            missing=options.get("missing"),
+            allow_partial=bool(options.get("allow_partial", False)),
+        )
+        if metric == OFFICIAL:
+            return score.official_value, score.official
+        if label not in score.values:
+            raise UsageError(f"task {task.name} does not report {metric!r} (it reports: {', '.join(score.values)})")
+        return score.values[label], label
+
+    def measure(self, entry: Entry) -> Result:
+        try:
+            value, _ = self.value(entry.task, entry.gold, entry.run, entry.metric, entry.options)
+        except EvalkitError as exc:
+            return Result(entry, error=exc.one_line())
+        return Result(entry, now=value)
+
+
+def add_entry(baseline: Baseline, task: str, gold: str, run: str, metric: str | None = None, name: str | None = None, options: dict | None = None) -> Entry:
+    """Record the current value of (task, gold, run, metric); paths are given relative to the cwd."""
+    from evalkit.formats import display_name
+    from evalkit.tasks import get_task
+
+    task_name = get_task(task).name
+    stored_gold, stored_run = baseline.relative(gold), baseline.relative(run)
+    options = {k: v for k, v in (options or {}).items() if v not in (None, False)}
+    value, label = Scorer(baseline).value(task_name, stored_gold, stored_run, metric or OFFICIAL, options)
+    entry = Entry(name or f"{Path(run).parent.name}/{display_name(str(run))}", task_name, stored_gold, stored_run, label, value, options)
+    for existing in baseline.entries:
+        if existing.key() == entry.key():
+            raise UsageError(f"{baseline.path}: {entry.name} ({label}) is already recorded (expected {existing.expected:.6f}); use --update to rewrite values")
+    baseline.entries.append(entry)
+    return entry
+
+
+def render_table(results: list[Result], tolerance: float) -> str:
+    """expected / now / delta / status per entry."""
+    width = max([len(r.entry.name) for r in results] + [4])
+    mwidth = max([len(r.entry.metric) for r in results] + [6])
+    lines = [f"{'name':<{width}}  {'metric':<{mwidth}}  {'expected':>9}  {'now':>9}  {'delta':>10}  status"]
+    for r in results:
+        now = "-" if r.now is None else f"{r.now:.4f}"
+        delta = "-" if r.delta is None else f"{r.delta:+.6f}"
+        lines.append(f"{r.entry.name:<{width}}  {r.entry.metric:<{mwidth}}  {r.entry.expected:>9.4f}  {now:>9}  {delta:>10}  {r.status(tolerance)}")
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""``evalkit submit RUN --task NAME --out FILE``: the official submission of a run, validated first."""
+from __future__ import annotations
+
+import click
+
+from evalkit.cli.common import COLUMN_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, warn
+
+
+@click.command()
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--task", required=True, help="Task name (see `evalkit tasks`): checkthat2025-4b, climatecheck2025-retrieval, climatecheck2025-verification.")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Output: NAME.zip (the upload; official file inside, no folder) or a plain .tsv/.csv.")
+@click.option("--queries", default=None, type=click.Path(dir_okay=False), help="Query or gold file of the split: exactly these queries are written, in its order.")
+@click.option("--depth", type=int, default=None, help="Ids per query (default: the task's, 4b 5, ClimateCheck 10).")
+@click.option("--dedupe", is_flag=True, help="Drop repeated ids of a query (first position kept) before cutting to the depth.")
+@RUN_FORMAT_OPTION
+@COLUMN_OPTION
+@FORCE_OPTION
+def submit(run, task, out_path, queries, depth, dedupe, run_format, column, force):
+    """Convert RUN (TREC run, list TSV/CSV, ClimateCheck CSV, zip or gzip) into the official submission.
+
+    The result is checked like `evalkit validate` before anything is written;
+    an invalid result is refused (exit 2). Written atomically, never over an
+    existing file without --force, with OUT.manifest.json beside it.
+    """
+    from evalkit.formats import read_run
+    from evalkit.submission import format_for_task, write_submission
+    from evalkit.tasks import get_task
+    from evalkit.textio import check_writable
+
+    the_task = get_task(task)
+    format_for_task(the_task.name)
+    check_writable(out_path, force)
+    the_run = read_run(run, run_format, column=column)
+    for message in the_run.warnings:
+        warn(message)
+    written = write_submission(the_run, the_task.name, out_path, queries, force, depth=depth, dedupe=dedupe)
+    click.echo(f"wrote {written} ({the_task.name} submission, validated) and {written}.manifest.json", err=True)
