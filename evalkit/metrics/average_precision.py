@@ -14,6 +14,9 @@ class MAP(Metric):
     Divides by R, all judged relevant documents of the query, also with a
     cutoff (trec_eval ``map`` and ``map_cut_k``, ranx ``map@k``). R = 0 gives 0.
     Reference: Buckley & Voorhees, SIGIR 2000.
+
+    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
     name = "MAP"

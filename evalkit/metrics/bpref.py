@@ -27,6 +27,9 @@ class Bpref(Metric):
     ignored. A relevant document with n_r = 0 adds 1 (also when N = 0).
     R = 0 gives 0. This is trec_eval's ``bpref`` (ranx gives NaN when N = 0).
     Reference: Buckley & Voorhees, SIGIR 2004.
+
+    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
     name = "Bpref"

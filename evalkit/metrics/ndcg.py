@@ -16,6 +16,9 @@ class NDCG(Metric):
     (trec_eval ``ndcg_cut_k``; ranx ``ndcg``). IDCG@k sorts all judged grades
     of the query descending. A query without positive grades scores 0.
     Reference: Jaervelin & Kekaelaeinen, TOIS 20(4), 2002.
+
+    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
     name = "nDCG"

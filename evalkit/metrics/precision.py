@@ -12,6 +12,9 @@ class Precision(Metric):
     """P@k(q) = |relevant in top k| / k (trec_eval ``P_k``: divides by k even if fewer were retrieved).
 
     Without k: relevant retrieved / number retrieved (0 for an empty list).
+
+    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
     name = "P"

@@ -12,6 +12,9 @@ class RPrec(Metric):
     """R-Prec(q) = |relevant in top R| / R, R = judged relevant documents (0 when R = 0).
 
     trec_eval ``Rprec``; ranx ``r-precision``.
+
+    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
     name = "R-Prec"
