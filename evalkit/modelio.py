@@ -1,0 +1,106 @@
+"""Shared plumbing of the neural systems: model locations, devices, seeds, caches.
+
+Every model is given by a hub name (``intfloat/e5-large-v2``) **or** a local
+folder. :func:`resolve_model` tells the two apart and turns the usual failures
+(a path that does not exist, a folder that is no model, a name that cannot be
+downloaded offline) into one clear :class:`~evalkit.errors.UsageError`.
+:func:`pick_device` chooses CUDA, then Apple MPS, then CPU for ``"auto"``, and
+:func:`autocast_dtype` the mixed precision to use there (bf16 where the GPU
+supports it, else fp16; none on CPU). torch is imported lazily.
+"""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import UsageError
+
+MODEL_FILES = ("config.json", "modules.json", "pytorch_model.bin", "model.safetensors", "adapter_config.json")
+
+
+def looks_like_path(name: str) -> bool:
+    """A local path rather than a hub id: starts with / . ~, or has more than one slash, or exists."""
+    return name.startswith(("/", ".", "~")) or name.count("/") > 1 or os.path.exists(name) or name.endswith(".gguf")
+
+
+def resolve_model(name_or_path: str, what: str = "model") -> str:
+    """The string to hand to transformers / sentence-transformers, checked.
+
+    A local path must exist and hold a model (a ``config.json`` or
+    ``modules.json``, or be a ``.gguf`` file); a hub name is returned as is
+    (loading it offline fails later with :func:`model_load_error`).
+    """
+    if not name_or_path:
+        raise UsageError(f"no {what} given")
+    if looks_like_path(name_or_path):
+        path = Path(name_or_path).expanduser()
+        if not path.exists():
+            raise UsageError(f"{name_or_path}: {what} path does not exist")
+        if path.is_file() and path.suffix != ".gguf":
+            raise UsageError(f"{name_or_path}: is a file, not a {what} folder")
+        if path.is_dir() and not any((path / f).exists() for f in MODEL_FILES):
+            raise UsageError(f"{name_or_path}: not a {what} folder (no config.json or modules.json)")
+        return str(path)
+    return name_or_path
+
+
+def model_load_error(name_or_path: str, exc: BaseException, what: str = "model") -> UsageError:
+    """One line for a model that failed to load (offline hub name, broken folder)."""
+    text = " ".join(str(exc).split())[:300]
+    hint = "" if looks_like_path(name_or_path) else " (hub downloads need a connection; give a local folder instead)"
+    return UsageError(f"{name_or_path}: cannot load {what}: {type(exc).__name__}: {text}{hint}")
+
+
+def pick_device(device: str = "auto") -> str:
+    """``auto`` -> ``cuda`` if available, else ``mps``, else ``cpu``; other values are checked."""
+    import torch
+
+    if device in ("", "auto", None):
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"device {device!r} requested but CUDA is not available")
+    return device
+
+
+def autocast_dtype(device: str, precision: str = "auto") -> Any:
+    """torch dtype for mixed precision: ``auto`` = bf16 on GPUs that support it, fp16 on others, None on CPU."""
+    import torch
+
+    if precision in ("fp32", "float32", "none", "no"):
+        return None
+    if precision in ("bf16", "bfloat16"):
+        return torch.bfloat16
+    if precision in ("fp16", "float16"):
+        return torch.float16
+    if not device.startswith("cuda"):
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, numpy and torch (all devices) for reproducible training and sampling."""
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - scoring-only installs
+        return
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def cache_dir(*parts: str) -> Path:
+    """``$EVALKIT_CACHE`` (default ``.evalkit-cache`` in the working folder) / parts, created."""
+    root = Path(os.environ.get("EVALKIT_CACHE", ".evalkit-cache"))
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
