@@ -23,7 +23,7 @@ from importlib import metadata
 from typing import Any, Iterable
 
 from evalkit.errors import UsageError
-from evalkit.stages import System
+from evalkit.stages import STAGE_KINDS, System
 
 ENTRY_POINT_GROUP = "evalkit.systems"
 _REGISTRY: dict[str, type[System]] = {}
@@ -32,8 +32,8 @@ _ENTRY_POINTS: dict[str, metadata.EntryPoint] | None = None
 
 def register_system(cls: type[System]) -> type[System]:
     """Class decorator: make ``cls`` available under ``cls.name``."""
-    if not getattr(cls, "name", None) or getattr(cls, "kind", None) not in ("retriever", "reranker"):
-        raise TypeError(f"{cls!r} needs a name and kind 'retriever' or 'reranker'")
+    if not getattr(cls, "name", None) or getattr(cls, "kind", None) not in STAGE_KINDS:
+        raise TypeError(f"{cls!r} needs a name and a kind out of {STAGE_KINDS}")
     _REGISTRY[cls.name] = cls
     return cls
 

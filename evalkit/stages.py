@@ -1,7 +1,10 @@
-"""The two kinds of pipeline stage every retrieval system is.
+"""The kinds of pipeline stage every system is.
 
 * :class:`Retriever` -- corpus + queries -> scored :class:`~evalkit.data.Run` (top k).
 * :class:`Reranker` -- corpus + queries + run -> run whose top ``depth`` is re-scored.
+* :class:`Labeler` -- corpus + queries + run -> the same ranking with a label per
+  (query, document) in its top ``depth`` (claim verification: Supports /
+  Refutes / Not Enough Information), ``Run.labels``.
 
 Options are a dataclass ``Options`` on each system (defaults, types and a
 ``help`` text in the field metadata), so the CLI can list them and coerce
@@ -37,7 +40,7 @@ class System:
     """Base class of registered systems (see :mod:`evalkit.registry`)."""
 
     name: ClassVar[str]
-    kind: ClassVar[str]  # "retriever" or "reranker"
+    kind: ClassVar[str]  # "retriever", "reranker" or "labeler"
     description: ClassVar[str] = ""
     Options: ClassVar[type] = NoOptions
     learnable: ClassVar[bool] = False
@@ -90,6 +93,16 @@ class Reranker(System):
 
     def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 100) -> Run:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class Labeler(System):
+    kind = "labeler"
+
+    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+STAGE_KINDS = ("retriever", "reranker", "labeler")
 
 
 def rerank_candidates(queries: Queries, run: Run, depth: int) -> dict[str, list[str]]:
