@@ -1,0 +1,250 @@
+"""Cross-encoder reranker: a BERT-style model reads (query, document) and emits one relevance logit.
+
+``s(q, d) = w^T h_[CLS](q [SEP] d) + b`` -- the monoBERT design (Nogueira &
+Cho, "Passage Re-ranking with BERT", 2019), as used by AIRwaves at CheckThat!
+2025 Task 4b with SciBERT (``allenai/scibert_scivocab_uncased``). Fine-tuning
+minimises binary cross-entropy over positives and negatives taken from a
+first-stage run (its top candidates minus the positives) plus random ones::
+
+    L = -[y log sigma(s) + (1 - y) log(1 - sigma(s))]
+
+The model is a sentence-transformers ``CrossEncoder`` loaded by hub name or
+local path; a plain BERT folder (or a sentence-transformers bi-encoder) gets a
+fresh one-logit scoring head. :meth:`CrossEncoderReranker.rerank` re-scores
+the top ``depth`` documents of a run (:func:`evalkit.stages.rerank_candidates`)
+and keeps the rest below them (:func:`evalkit.stages.merge_reranked`).
+
+The loading and scoring helpers here (:func:`load_cross_encoder`,
+:func:`score_pairs`, :func:`rerank_run`) are shared with the BGE reranker
+ensemble (:mod:`evalkit.systems.reranker_ensemble`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from evalkit.corpus import Corpus, Queries
+from evalkit.data import Qrels, Run
+from evalkit.errors import UsageError
+from evalkit.modelio import autocast_dtype, model_load_error, pick_device, resolve_model
+from evalkit.registry import register_system
+from evalkit.stages import Reranker, merge_reranked, option, rerank_candidates
+
+DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
+MODEL_SUBFOLDER = "model"
+
+
+# --------------------------------------------------------------------- shared helpers
+def load_cross_encoder(name_or_path: str, max_length: int, device: str = "auto") -> Any:
+    """A sentence-transformers ``CrossEncoder`` with one output logit, on ``device``.
+
+    A folder without a classification head (plain BERT, bi-encoder) gets a
+    freshly initialised one-logit head. Failures become one-line UsageErrors.
+    """
+    target = resolve_model(name_or_path, "cross-encoder model")
+    import logging
+
+    from sentence_transformers import CrossEncoder
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # the "newly initialised head" report is expected here
+    logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
+    try:
+        model = CrossEncoder(target, num_labels=1, max_length=max_length, device=pick_device(device))
+    except UsageError:
+        raise
+    except Exception as exc:  # OSError (not a model / offline hub), ValueError (bad config), ...
+        raise model_load_error(name_or_path, exc, "cross-encoder model") from None
+    if model.num_labels != 1:
+        raise UsageError(f"{name_or_path}: cross-encoder has {model.num_labels} outputs; a reranker needs 1")
+    return model
+
+
+def pair_logits(model: Any, queries: Sequence[str], docs: Sequence[str], max_length: int):
+    """Raw logits ``s(q, d)`` (a 1-D tensor, with gradients) of a batch of pairs."""
+    encoded = model.tokenizer(
+        list(queries), list(docs), padding=True, truncation="longest_first", max_length=max_length, return_tensors="pt"
+    ).to(model.transformers_model.device)
+    return model.transformers_model(**encoded).logits.view(-1).float()
+
+
+def score_pairs(
+    model: Any,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    max_length: int,
+    batch_size: int = 32,
+    precision: str = "auto",
+    show_progress: bool = True,
+    desc: str = "cross-encoder",
+) -> list[float]:
+    """Logits of ``(query, document)`` pairs, batched by length (less padding), in input order."""
+    import contextlib
+
+    import torch
+    from tqdm.auto import tqdm
+
+    hf = model.transformers_model
+    device = str(hf.device)
+    dtype = autocast_dtype(device, precision)
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    scores = [0.0] * len(pairs)
+    was_training = hf.training
+    hf.eval()
+    cast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    bar = tqdm(total=len(pairs), desc=desc, unit="pair", disable=not show_progress)
+    with torch.inference_mode(), cast:
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            logits = pair_logits(model, [pairs[i][0] for i in chunk], [pairs[i][1] for i in chunk], max_length)
+            for i, value in zip(chunk, logits.tolist()):
+                scores[i] = float(value)
+            bar.update(len(chunk))
+    bar.close()
+    hf.train(was_training)
+    return scores
+
+
+def doc_text_lookup(corpus: Corpus, fields: Sequence[str]):
+    """``doc id -> text of the chosen fields`` (KeyError-free: unknown ids give '')."""
+    position = corpus.position()
+
+    def text(doc: str) -> str:
+        index = position.get(doc)
+        return "" if index is None else corpus.text(index, fields)
+
+    return text
+
+
+def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:
+    if not any(f in corpus.fields for f in fields):
+        raise UsageError(f"none of the fields {list(fields)} is in the corpus (it has: {', '.join(corpus.field_names)})")
+
+
+def rerank_run(
+    model: Any,
+    corpus: Corpus,
+    queries: Queries,
+    run: Run,
+    depth: int,
+    *,
+    fields: Sequence[str],
+    max_length: int,
+    batch_size: int,
+    precision: str = "auto",
+    show_progress: bool = True,
+    name: str | None = None,
+) -> Run:
+    """``run`` with its top ``depth`` per query re-scored by ``model``, the rest kept below in order."""
+    if depth <= 0:
+        raise UsageError(f"rerank depth must be positive (got {depth})")
+    check_fields(corpus, fields)
+    candidates = rerank_candidates(queries, run, depth)
+    text = doc_text_lookup(corpus, fields)
+    qtext = queries.as_dict()
+    keys = [(q, d) for q, docs in candidates.items() for d in docs]
+    scores = score_pairs(
+        model, [(qtext[q], text(d)) for q, d in keys], max_length=max_length, batch_size=batch_size,
+        precision=precision, show_progress=show_progress, desc=f"rerank top {depth}",
+    )
+    reranked: dict[str, dict[str, float]] = {q: {} for q in candidates}
+    for (q, d), s in zip(keys, scores):
+        reranked[q][d] = s
+    merged = merge_reranked(run, reranked, depth)
+    return merged.with_name(name) if name else merged
+
+
+# --------------------------------------------------------------------- the system
+@dataclasses.dataclass
+class CrossEncoderOptions:
+    model: str = option(DEFAULT_MODEL, "hub name or local folder of the backbone / trained cross-encoder")
+    fields: list[str] = option(["title", "text"], "document fields joined as the document text")
+    depth: int = option(10, "rerank the top DEPTH documents of the input run (the rest stays below)")
+    max_length: int = option(512, "maximum tokens of query + document (longest first truncated)")
+    batch_size: int = option(16, "training batch size (pairs)")
+    eval_batch_size: int = option(32, "scoring batch size (pairs)")
+    epochs: int = option(3, "training epochs")
+    lr: float = option(2e-5, "AdamW learning rate")
+    warmup: float = option(0.1, "fraction of training steps with linear learning-rate warm-up")
+    weight_decay: float = option(0.01, "AdamW weight decay")
+    hard_negatives: int = option(4, "negatives per positive sampled from the first-stage top NEGATIVE_DEPTH (minus positives)")
+    negative_depth: int = option(30, "first-stage depth that hard negatives are drawn from")
+    random_negatives: int = option(1, "negatives per positive drawn at random from the corpus")
+    seed: int = option(42, "seed of sampling, head initialisation and shuffling")
+    device: str = option("auto", "auto, cpu, cuda, cuda:1, mps")
+    precision: str = option("auto", "mixed precision on GPU: auto (bf16 if supported, else fp16), fp16, bf16, fp32")
+    show_progress: bool = option(True, "tqdm progress bars")
+
+
+@register_system
+class CrossEncoderReranker(Reranker):
+    """Cross-encoder reranker (monoBERT / AIRwaves SciBERT), trainable with binary cross-entropy."""
+
+    name = "cross-encoder"
+    description = "cross-encoder reranker (SciBERT by default), fine-tuned with BCE on mined negatives"
+    Options = CrossEncoderOptions
+    learnable = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._model: Any = None
+        self.trained = False
+
+    # ----------------------------------------------------------------- model
+    @property
+    def model(self) -> Any:
+        """The ``CrossEncoder`` (loaded from ``options.model`` on first use)."""
+        if self._model is None:
+            from evalkit.modelio import seed_everything
+
+            seed_everything(self.options.seed)  # a fresh scoring head is seeded
+            self._model = load_cross_encoder(self.options.model, self.options.max_length, self.options.device)
+        return self._model
+
+    # ----------------------------------------------------------------- learning
+    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None) -> "CrossEncoderReranker":
+        """Fine-tune with BCE on positives + first-stage hard negatives + random negatives.
+
+        Without ``first_stage`` the candidates are mined with the registered
+        ``bm25`` system (stemmed) to ``negative_depth``.
+        """
+        from evalkit.systems.cross_encoder_training import bce_examples, check_training_data, mine_candidates, train_pairs
+
+        o = self.options
+        check_fields(corpus, o.fields)
+        train_queries, positives = check_training_data(corpus, queries, qrels)
+        if first_stage is None:
+            first_stage = mine_candidates(corpus, train_queries, o.negative_depth)
+        examples = bce_examples(corpus, positives, first_stage, o.hard_negatives, o.negative_depth, o.random_negatives, o.seed)
+        train_pairs(self.model, examples, corpus, train_queries, o)
+        self.trained = True
+        return self
+
+    # ----------------------------------------------------------------- reranking
+    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
+        o = self.options
+        return rerank_run(
+            self.model, corpus, queries, run, depth or o.depth, fields=o.fields, max_length=o.max_length,
+            batch_size=o.eval_batch_size, precision=o.precision, show_progress=o.show_progress, name=self.name,
+        )
+
+    # ----------------------------------------------------------------- persistence
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "trained": self.trained}
+
+    def save(self, folder: str | Path) -> Path:
+        """``folder/evalkit-system.json`` + ``folder/model/`` (the sentence-transformers CrossEncoder)."""
+        folder = super().save(folder)
+        self.model.save_pretrained(str(folder / MODEL_SUBFOLDER))
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "CrossEncoderReranker":
+        system = super().load(folder)
+        weights = Path(folder) / MODEL_SUBFOLDER
+        if weights.exists():
+            system._model = load_cross_encoder(str(weights), system.options.max_length, system.options.device)
+            system.trained = bool(json.loads((Path(folder) / "evalkit-system.json").read_text()).get("trained", False))
+        return system  # type: ignore[return-value]
