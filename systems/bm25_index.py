@@ -1,0 +1,216 @@
+"""BM25 indexes for :mod:`evalkit.systems.bm25`: built once, cached on disk, scored in batches.
+
+Two backends compute the same Okapi BM25 (rank-bm25's ``BM25Okapi``)::
+
+    score(q, d) = sum_{t in q} idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)      = ln((N - df(t) + 0.5) / (df(t) + 0.5)),  negative values replaced by eps * mean idf (eps = 0.25)
+
+A query term repeated counts once per repetition (as in rank-bm25).
+
+* ``rank-bm25`` -- the reference: ``rank_bm25.BM25Okapi``, one Python pass over
+  all documents per query term (float64).
+* ``sparse`` -- the same formula vectorised with scipy.sparse: the per-(term,
+  document) weights are computed once at indexing (float32, an "eager" index as
+  in bm25s, Lù 2024), a batch of queries is one sparse product.
+
+Indexes are cached under ``$EVALKIT_CACHE/bm25/<key>/`` where the key hashes
+the corpus fingerprint, analyzer, fields, k1, b, epsilon and backend; the
+files are ``.npy`` arrays (loaded with ``allow_pickle=False``) and JSON, never
+pickles, and a folder appears only complete (written aside, then renamed).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from array import array
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from evalkit.modelio import cache_dir
+
+FORMAT_VERSION = 1
+EPSILON = 0.25  # rank-bm25's floor for negative idf, as a fraction of the mean idf
+QUERY_BATCH = 256
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """Stable hash of everything the index depends on."""
+    text = json.dumps({"format": FORMAT_VERSION, "epsilon": EPSILON, **parts}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def analyze_to_ids(token_lists: Iterable[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(vocabulary, term ids of all documents concatenated, document offsets)``; ids in first-seen order."""
+    vocab: dict[str, int] = {}
+    get = vocab.setdefault
+    ids = array("i")
+    lengths = array("q", [0])
+    for tokens in token_lists:
+        ids.extend([get(t, len(vocab)) for t in tokens])
+        lengths.append(len(tokens))
+    offsets = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
+    return list(vocab), np.frombuffer(ids, dtype=np.int32), offsets
+
+
+def idf_okapi(df: np.ndarray, n_docs: int, epsilon: float = EPSILON) -> np.ndarray:
+    """rank-bm25's idf: ``ln(N - df + .5) - ln(df + .5)``, negatives set to ``epsilon * mean(idf)``."""
+    idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+    if idf.size:
+        idf[idf < 0] = epsilon * idf.mean()
+    return idf
+
+
+class SparseIndex:
+    """Eager BM25: ``weights`` is a (vocabulary x documents) CSR matrix of per-term document scores."""
+
+    backend = "sparse"
+
+    def __init__(self, vocab: list[str], weights) -> None:
+        self.vocab = vocab
+        self.term_id = {t: i for i, t in enumerate(vocab)}
+        self.weights = weights
+
+    @classmethod
+    def build(cls, token_lists: Iterable[list[str]], n_docs: int, k1: float, b: float) -> "SparseIndex":
+        import scipy.sparse as sp
+
+        vocab, ids, offsets = analyze_to_ids(token_lists)
+        n_terms = len(vocab)
+        tf = sp.csr_matrix((np.ones(ids.size, dtype=np.float32), ids, offsets), shape=(n_docs, n_terms))
+        tf.sum_duplicates()  # one entry per (document, term), data = term frequency
+        doc_len = np.diff(offsets).astype(np.float64)
+        avgdl = doc_len.mean() if n_docs else 0.0
+        idf = idf_okapi(np.bincount(tf.indices, minlength=n_terms), n_docs)
+        norm = k1 * (1 - b + b * doc_len / avgdl) if avgdl > 0 else np.zeros(n_docs)
+        freq = tf.data.astype(np.float64)
+        freq *= (k1 + 1) / (freq + np.repeat(norm, np.diff(tf.indptr)))
+        freq *= idf[tf.indices]
+        tf.data = freq.astype(np.float32)
+        del freq
+        return cls(vocab, tf.T.tocsr())
+
+    def query_matrix(self, queries: Sequence[list[str]]):
+        """(queries x vocabulary) term counts; unknown terms dropped, repeats counted."""
+        import scipy.sparse as sp
+
+        rows, cols = [], []
+        for row, tokens in enumerate(queries):
+            for token in tokens:
+                term = self.term_id.get(token)
+                if term is not None:
+                    rows.append(row)
+                    cols.append(term)
+        data = np.ones(len(rows), dtype=np.float32)
+        matrix = sp.csr_matrix((data, (rows, cols)), shape=(len(queries), len(self.vocab)))
+        matrix.sum_duplicates()
+        return matrix
+
+    def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
+        """Yield ``(document indices, scores)`` of the top ``k`` of each query, best first."""
+        from tqdm.auto import tqdm
+
+        batches = range(0, len(queries), QUERY_BATCH)
+        for start in tqdm(batches, desc="bm25 (sparse) queries", leave=False, disable=not progress):
+            scores = self.query_matrix(queries[start:start + QUERY_BATCH]) @ self.weights
+            for row in range(scores.shape[0]):
+                lo, hi = scores.indptr[row], scores.indptr[row + 1]
+                yield top_k(scores.data[lo:hi], scores.indices[lo:hi], k, tie_rank)
+
+    def save(self, folder: Path) -> None:
+        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False))
+        for name in ("data", "indices", "indptr"):
+            np.save(folder / f"{name}.npy", getattr(self.weights, name), allow_pickle=False)
+        (folder / "shape.json").write_text(json.dumps(list(self.weights.shape)))
+
+    @classmethod
+    def load(cls, folder: Path) -> "SparseIndex":
+        import scipy.sparse as sp
+
+        vocab = json.loads((folder / "vocab.json").read_text())
+        arrays = [np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("data", "indices", "indptr")]
+        shape = tuple(json.loads((folder / "shape.json").read_text()))
+        return cls(vocab, sp.csr_matrix(tuple(arrays), shape=shape))
+
+
+class RankBM25Index:
+    """The reference: ``rank_bm25.BM25Okapi`` (state cached as JSON)."""
+
+    backend = "rank-bm25"
+    STATE = ("k1", "b", "epsilon", "corpus_size", "avgdl", "doc_len", "doc_freqs", "idf", "average_idf")
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    @classmethod
+    def build(cls, token_lists: Iterable[list[str]], n_docs: int, k1: float, b: float) -> "RankBM25Index":
+        from rank_bm25 import BM25Okapi
+
+        return cls(BM25Okapi(list(token_lists), k1=k1, b=b, epsilon=EPSILON))
+
+    def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
+        from tqdm.auto import tqdm
+
+        everyone = np.arange(self.model.corpus_size)
+        for tokens in tqdm(queries, desc="bm25 (rank-bm25) queries", leave=False, disable=not progress):
+            yield top_k(self.model.get_scores(tokens), everyone, k, tie_rank)
+
+    def save(self, folder: Path) -> None:
+        state = {name: getattr(self.model, name) for name in self.STATE}
+        (folder / "rank_bm25.json").write_text(json.dumps(state, ensure_ascii=False))
+
+    @classmethod
+    def load(cls, folder: Path) -> "RankBM25Index":
+        from rank_bm25 import BM25Okapi
+
+        state = json.loads((folder / "rank_bm25.json").read_text())
+        model = BM25Okapi.__new__(BM25Okapi)
+        model.__dict__.update(state, tokenizer=None)
+        return cls(model)
+
+
+BACKENDS = {"sparse": SparseIndex, "rank-bm25": RankBM25Index}
+
+
+def top_k(scores: np.ndarray, docs: np.ndarray, k: int, tie_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best non-zero scores: score descending, ties by document id descending (evalkit's rule).
+
+    ``tie_rank[d]`` is the position of document ``d`` among the ids sorted
+    ascending, so ties at the cut keep the documents the ranking puts first.
+    """
+    keep = scores != 0
+    scores, docs = scores[keep], docs[keep]
+    if scores.size > k:
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        keep = scores >= kth
+        scores, docs = scores[keep], docs[keep]
+    order = np.lexsort((-tie_rank[docs], -scores))[:k]
+    return docs[order], scores[order]
+
+
+def load_or_build(backend: str, key: str | None, build, meta: dict[str, Any]):
+    """The cached index for ``key`` or ``build()`` (then cached); ``key=None`` skips the cache."""
+    cls = BACKENDS[backend]
+    if key is None:
+        return build()
+    folder = cache_dir("bm25") / key
+    if (folder / "meta.json").exists():
+        try:
+            return cls.load(folder)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            warnings.warn(f"bm25: unreadable cached index {folder} ({exc}); rebuilding", stacklevel=2)
+            shutil.rmtree(folder, ignore_errors=True)
+    index = build()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=folder.parent))
+    try:
+        index.save(tmp)
+        (tmp / "meta.json").write_text(json.dumps({**meta, "backend": backend, "format": FORMAT_VERSION}, indent=1))
+        os.replace(tmp, folder)
+    except OSError:  # another process cached it first, or the disk is full: the index is still usable
+        shutil.rmtree(tmp, ignore_errors=True)
+    return index
