@@ -26,6 +26,10 @@ COMMANDS = {
     "submit": ("evalkit.cli.submit", "submit", "Write a run as the task's official submission (validated, atomic)."),
     "fuse": ("evalkit.cli.fuse", "fuse", "Fuse runs (ranx methods, RRF, alpha fusion) into a TREC run."),
     "check": ("evalkit.cli.check", "check", "CI regression check of scores against a baseline JSON."),
+    "run": ("evalkit.cli.run", "run_command", "Run a pipeline config or one system: run, submission, report."),
+    "train": ("evalkit.cli.run", "train", "Fit a trainable system on training queries and qrels; save it."),
+    "systems": ("evalkit.cli.run", "systems", "List registered systems, their options and the shipped configs."),
+    "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
 }
 
 

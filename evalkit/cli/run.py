@@ -1,0 +1,256 @@
+"""``evalkit run`` (a pipeline or one system -> run, submission, report), ``evalkit train`` and ``evalkit systems``."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from evalkit.cli.common import FORCE_OPTION, warn
+
+CORPUS_OPTIONS = [
+    click.option("--corpus", required=True, type=click.Path(dir_okay=False), help="Documents: BEIR JSONL, CSV/TSV/Parquet, id<TAB>text, TREC SGML, SMART, pickle."),
+    click.option("--corpus-format", default="auto", show_default=True, help="Force the collection format (see `evalkit systems`)."),
+    click.option("--queries-format", default="auto", show_default=True, help="Force the query file format."),
+    click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN", help="Column mapping for tables, e.g. --map text=abstract --map id=cord_uid."),
+    click.option("--trust-pickle", is_flag=True, help="Allow reading a pickled collection (unpickling runs code: trusted files only)."),
+]
+
+
+def corpus_options(func):
+    for option in reversed(CORPUS_OPTIONS):
+        func = option(func)
+    return func
+
+
+def _echo(message: str) -> None:
+    click.echo(f"[evalkit] {message}", err=True)
+
+
+def read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle):
+    from evalkit.corpus_formats import read_corpus, read_queries
+
+    the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
+    the_queries = read_queries(queries, queries_format, [m for m in mapping if not m.startswith("text=")] or None)
+    _echo(f"corpus {corpus}: {len(the_corpus)} documents ({the_corpus.source.format}); queries {queries}: {len(the_queries)}")
+    return the_corpus, the_queries
+
+
+def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
+    """Training queries restricted to those the qrels judge, checked against the corpus."""
+    from evalkit.corpus_formats import read_queries
+    from evalkit.formats import read_qrels
+    from evalkit.pipeline import check_qrels_docs, training_queries
+
+    qrels = read_qrels(train_qrels)
+    queries = training_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
+    check_qrels_docs(corpus, qrels, str(train_qrels))
+    _echo(f"training: {len(queries)} queries, {qrels.n_rows} judgments from {train_qrels}")
+    return queries, qrels
+
+
+def build_config(config: str, set_pairs, k: int | None, seed: int | None):
+    """CONFIG as a TOML file, a shipped config name, or one registered system with --set options."""
+    from evalkit.pipeline import load_config, shipped_configs, single_system_config
+    from evalkit.registry import get_system_class, parse_set_options, system_names
+
+    if Path(config).exists() or config in shipped_configs():
+        pipeline_config = load_config(config)
+        for pair in set_pairs:
+            stage_key, sep, value = pair.partition("=")
+            stage, dot, key = stage_key.partition(".")
+            spec = next((s for s in pipeline_config.stages if s.name == stage), None)
+            if not sep or not dot or spec is None or spec.system is None:
+                raise click.UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
+                                       f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
+            spec.options.update(parse_set_options(get_system_class(spec.system), [f"{key}={value}"]))
+        if k is not None:
+            for spec in pipeline_config.stages:
+                if spec.system and get_system_class(spec.system).kind == "retriever":
+                    spec.k = k
+    elif config in system_names():
+        options = parse_set_options(get_system_class(config), set_pairs)
+        pipeline_config = single_system_config(config, options, k or 1000)
+    else:
+        from evalkit.errors import UsageError
+
+        raise UsageError(f"{config}: no such config file, shipped config ({', '.join(shipped_configs())}) or system ({', '.join(system_names())})")
+    if seed is not None:
+        pipeline_config.seed = seed
+    return pipeline_config
+
+
+def restrict_to_gold(queries, gold_path):
+    """Keep the queries the gold judges (BEIR style); refuse judged ids missing from the query file."""
+    from evalkit.formats import read_qrels
+    from evalkit.pipeline import training_queries
+
+    qrels = read_qrels(gold_path)
+    kept = training_queries(queries, qrels, str(queries.source.path if queries.source else "queries"), str(gold_path))
+    if len(kept) < len(queries):
+        _echo(f"running the {len(kept)} of {len(queries)} queries judged in {gold_path}")
+    return kept
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {}
+    for package in ("torch", "transformers", "sentence-transformers", "rank-bm25", "bm25s", "ranx"):
+        try:
+            out[package] = md.version(package)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+@click.command("run")
+@click.argument("config")
+@corpus_options
+@click.option("--queries", required=True, type=click.Path(dir_okay=False), help="Queries: BEIR JSONL, table, id<TAB>text, SMART.")
+@click.option("--train-queries", type=click.Path(dir_okay=False), default=None, help="Training queries (fit learnable stages).")
+@click.option("--train-qrels", type=click.Path(dir_okay=False), default=None, help="Training qrels (TREC or BEIR).")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The TREC run to write (OUT.manifest.json beside it).")
+@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option (STAGE.KEY=VALUE with a config file).")
+@click.option("--k", type=int, default=None, help="Documents per query of retriever stages (default 1000).")
+@click.option("--seed", type=int, default=None, help="Seed (default: the config's, 42).")
+@click.option("--gold", type=click.Path(dir_okay=False), default=None, help="Run only the queries this gold judges, then score the result.")
+@click.option("--submit", "submit_task", default=None, metavar="TASK", help="Also write the official submission of TASK (validated).")
+@click.option("--submission", "submission_path", default=None, type=click.Path(dir_okay=False), help="Submission file (default submissions/OUT-STEM.zip).")
+@click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False), help="Also write a Markdown report of every stage (needs --gold).")
+@FORCE_OPTION
+def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, train_queries, train_qrels, out_path,
+                set_pairs, k, seed, gold, submit_task, submission_path, report_path, force):
+    """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
+
+    Learnable stages are fitted first when --train-queries/--train-qrels are
+    given. Writes the run (TREC), a manifest, optionally the submission and a
+    report (every stage's run goes next to OUT as OUT-STEM.STAGE.trec).
+    """
+    from evalkit.errors import UsageError
+    from evalkit.formats.trec_run import format_trec_run
+    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.pipeline import Pipeline
+    from evalkit.textio import atomic_write, check_writable
+
+    if bool(train_queries) != bool(train_qrels):
+        raise UsageError("give both --train-queries and --train-qrels, or neither")
+    if report_path and not gold:
+        raise UsageError("--report needs --gold")
+    pipeline_config = build_config(config, set_pairs, k, seed)
+    pipeline = Pipeline(pipeline_config)  # unknown systems/options fail here, before any reading
+    out = Path(out_path)
+    stem = out.name.rsplit(".", 1)[0]
+    stage_paths = {s.name: out.with_name(f"{stem}.{s.name}.trec") for s in pipeline_config.stages} if report_path else {}
+    submission_target = None
+    if submit_task:
+        from evalkit.submission import format_for_task
+        from evalkit.tasks import get_task
+
+        submit_task = get_task(submit_task).name
+        format_for_task(submit_task)
+        submission_target = Path(submission_path or Path("submissions") / f"{stem}.zip")
+    for target in [out, *stage_paths.values(), *([submission_target] if submission_target else []), *([Path(report_path)] if report_path else [])]:
+        check_writable(target, force)
+
+    the_corpus, the_queries = read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle)
+    if gold:
+        the_queries = restrict_to_gold(the_queries, gold)
+    inputs = [input_entry("corpus", the_corpus.source), input_entry("queries", the_queries.source)]
+    if train_queries:
+        tq, tqrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping)
+        inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
+        pipeline.fit(the_corpus, tq, tqrels, progress=_echo)
+    elif pipeline.learnable_stages and any(getattr(pipeline.systems[s.name], "requires_fit", False) for s in pipeline.learnable_stages):
+        names = ", ".join(s.name for s in pipeline.learnable_stages)
+        raise UsageError(f"stages {names} must be fitted: give --train-queries and --train-qrels, or load = FOLDER in the config")
+    runs = pipeline.run(the_corpus, the_queries, progress=_echo)
+    result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
+
+    options = {"config": pipeline_config.as_dict(), "config_file": pipeline_config.path, "versions": versions()}
+    manifest = build_manifest(submit_task, inputs, options, seed=pipeline_config.seed, command="run")
+    atomic_write(out, format_trec_run(result, tag=pipeline_config.name), force=force)
+    write_sidecar(out, manifest)
+    _echo(f"wrote {out} ({len(result.query_ids)} queries) and {out}.manifest.json")
+    for name, path in stage_paths.items():
+        atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
+    if submission_target:
+        from evalkit.submission import write_submission
+
+        written = write_submission(result, submit_task, submission_target, gold, force, command="run")
+        _echo(f"wrote {written} ({submit_task} submission, validated)")
+    if gold:
+        _score_and_report(click.get_current_context(), out, gold, stage_paths, report_path, force)
+
+
+def _score_and_report(ctx, out: Path, gold: str, stage_paths: dict, report_path: str | None, force: bool) -> None:
+    from evalkit.cli.report import report
+    from evalkit.cli.score import score
+
+    ctx.invoke(score, run=str(out), gold=gold)
+    if report_path:
+        ctx.invoke(report, gold=gold, runs=[str(p) for p in stage_paths.values()], out_path=report_path, force=force)
+
+
+@click.command("train")
+@click.argument("system")
+@corpus_options
+@click.option("--train-queries", required=True, type=click.Path(dir_okay=False), help="Training queries.")
+@click.option("--train-qrels", required=True, type=click.Path(dir_okay=False), help="Training qrels (TREC or BEIR).")
+@click.option("--first-stage", type=click.Path(dir_okay=False), default=None, help="A run on the training queries (negatives for rerankers).")
+@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option.")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to save the fitted system in.")
+@FORCE_OPTION
+def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):
+    """Fit SYSTEM on training queries and qrels and save it to a folder (load it with load = FOLDER)."""
+    from evalkit.corpus_formats import read_corpus
+    from evalkit.errors import UsageError
+    from evalkit.formats import read_run
+    from evalkit.modelio import seed_everything
+    from evalkit.registry import get_system_class, parse_set_options
+
+    cls = get_system_class(system)
+    if not cls.learnable:
+        raise UsageError(f"system {system} is not trainable")
+    if Path(out_dir).exists() and any(Path(out_dir).iterdir()) and not force:
+        raise UsageError(f"{out_dir}: exists and is not empty; pass --force to overwrite")
+    instance = cls(**parse_set_options(cls, set_pairs))
+    the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
+    queries, qrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping)
+    run = read_run(first_stage) if first_stage else None
+    seed_everything(seed)
+    instance.fit(the_corpus, queries, qrels, first_stage=run)
+    folder = instance.save(out_dir)
+    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+
+    manifest = build_manifest(None, [input_entry("corpus", the_corpus.source), input_entry("train-queries", queries.source),
+                                     input_entry("train-qrels", qrels.source)], {**instance.config(), "versions": versions()}, seed=seed, command="train")
+    write_sidecar(os.path.join(folder, "training"), manifest)
+    _echo(f"saved {system} to {folder}")
+
+
+@click.command("systems")
+def systems():
+    """List the registered systems with their options, and the shipped pipeline configs."""
+    from evalkit.errors import UsageError
+    from evalkit.pipeline import shipped_configs
+    from evalkit.registry import describe_options, get_system_class, system_names
+
+    for name in system_names():
+        try:
+            cls = get_system_class(name)
+        except UsageError as exc:
+            click.echo(f"{name}  (unavailable: {exc.one_line()})\n")
+            continue
+        learn = ", trainable" if cls.learnable else ""
+        click.echo(f"{name}  ({cls.kind}{learn}) {cls.description}")
+        for option, type_name, default, help_text in describe_options(cls):
+            click.echo(f"    {option} ({type_name}, default {default!r}): {help_text}")
+        click.echo("")
+    configs = shipped_configs()
+    if configs:
+        click.echo("shipped pipeline configs: " + ", ".join(configs))
+    from evalkit.corpus_formats import FORMATS
+
+    click.echo("collection and query formats: " + ", ".join(FORMATS))

@@ -1,0 +1,298 @@
+"""Pipelines: registered systems chained into stages, from a TOML config.
+
+A config names stages in order; each stage's output run is named after the
+stage and can feed later stages::
+
+    name = "bm25-dense-rrf-ce"
+    seed = 42
+
+    [[stages]]
+    name = "bm25"                 # a retriever: corpus + queries -> top k
+    system = "bm25"
+    k = 1000
+    options = { analyzer = "stem" }
+
+    [[stages]]
+    name = "dense"
+    system = "dense"
+    k = 100
+
+    [[stages]]
+    name = "rrf"                  # a fusion of earlier stages (evalkit.fusion.fuse)
+    fuse = ["bm25", "dense"]
+    method = "rrf"                # any ranx method, or "alpha"
+    params = { k = 60 }
+    depth = 100
+
+    [[stages]]
+    name = "ce"                   # a reranker (or labeler): re-scores the top depth of its input
+    system = "cross-encoder"
+    input = "rrf"                 # default: the previous stage
+    depth = 10
+    load = "models/ce"            # optional: a fitted system saved by `evalkit train` / save
+    save = "models/ce"            # optional: save after fitting
+
+The run of the ``output`` stage (default: the last) is the pipeline's result.
+With training queries and qrels, every learnable stage without ``load`` is
+fitted in order on them; its ``first_stage`` is its input stage's run on the
+training queries. Unknown keys, systems, options and stage references are
+refused before any work starts.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from evalkit.corpus import Corpus, Queries
+from evalkit.data import Qrels, Run
+from evalkit.errors import UsageError
+from evalkit.stages import System
+
+STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit"}
+TOP_KEYS = {"name", "description", "seed", "output", "stages", "reference"}
+DEFAULT_K = 1000
+DEFAULT_DEPTH = 100
+
+
+@dataclass
+class StageSpec:
+    """One stage of a pipeline: a registered system, or a fusion of earlier stages."""
+
+    name: str
+    system: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    input: str | None = None
+    k: int = DEFAULT_K
+    depth: int | None = None
+    fuse: list[str] | None = None
+    method: str = "rrf"
+    norm: str | None = "min-max"
+    weights: list[float] | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    load: str | None = None
+    save: str | None = None
+    fit: bool = True
+
+    @property
+    def is_fusion(self) -> bool:
+        return self.fuse is not None
+
+
+@dataclass
+class PipelineConfig:
+    name: str
+    stages: list[StageSpec]
+    description: str = ""
+    seed: int = 42
+    output: str | None = None
+    reference: str = ""
+    path: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The config as plain data, for manifests."""
+        return {
+            "name": self.name, "description": self.description, "seed": self.seed, "output": self.output_stage,
+            "stages": [{k: v for k, v in dataclasses.asdict(s).items() if v not in (None, {}, [])} for s in self.stages],
+        }
+
+    @property
+    def output_stage(self) -> str:
+        return self.output or self.stages[-1].name
+
+
+# ----------------------------------------------------------------- parsing
+def _where(path: str | None) -> str:
+    return f"{path}: " if path else ""
+
+
+def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineConfig:
+    """Check a config's structure and references; raise one-line :class:`UsageError` s."""
+    where = _where(path)
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise UsageError(f"{where}unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
+    raw_stages = data.get("stages")
+    if not isinstance(raw_stages, list) or not raw_stages:
+        raise UsageError(f"{where}no [[stages]] given")
+    stages: list[StageSpec] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(raw_stages, start=1):
+        if not isinstance(raw, Mapping):
+            raise UsageError(f"{where}stage {number} is not a table")
+        bad = sorted(set(raw) - STAGE_KEYS)
+        if bad:
+            raise UsageError(f"{where}stage {number}: unknown key {bad[0]!r} (known: {', '.join(sorted(STAGE_KEYS))})")
+        if ("system" in raw) == ("fuse" in raw):
+            raise UsageError(f"{where}stage {number}: give exactly one of system = NAME or fuse = [STAGES]")
+        spec = StageSpec(**{k: v for k, v in raw.items()})
+        spec.name = str(spec.name or (spec.system if spec.system else f"fuse{number}"))
+        if spec.name in seen:
+            raise UsageError(f"{where}stage {number}: name {spec.name!r} used twice (give each stage a name)")
+        for ref in ([spec.input] if spec.input else []) + list(spec.fuse or []):
+            if ref not in seen:
+                raise UsageError(f"{where}stage {spec.name!r}: input {ref!r} is not an earlier stage (earlier: {', '.join(seen) or 'none'})")
+        if spec.is_fusion and len(spec.fuse or []) < 2:
+            raise UsageError(f"{where}stage {spec.name!r}: fuse needs at least two earlier stages")
+        if int(spec.k) <= 0 or (spec.depth is not None and int(spec.depth) <= 0):
+            raise UsageError(f"{where}stage {spec.name!r}: k and depth must be positive")
+        seen.add(spec.name)
+        stages.append(spec)
+    config = PipelineConfig(
+        name=str(data.get("name") or (Path(path).stem if path else stages[-1].name)), stages=stages,
+        description=str(data.get("description", "")), seed=int(data.get("seed", 42)), output=data.get("output"),
+        reference=str(data.get("reference", "")), path=path,
+    )
+    if config.output and config.output not in seen:
+        raise UsageError(f"{where}output {config.output!r} is not a stage")
+    return config
+
+
+def load_config(path: str | os.PathLike) -> PipelineConfig:
+    """Read a TOML pipeline config (a path, or the name of one shipped in ``systems/configs``)."""
+    import tomllib
+
+    path = str(path)
+    target = Path(path)
+    if not target.exists():
+        shipped = shipped_configs().get(path)
+        if shipped is None:
+            raise UsageError(f"{path}: no such config file, shipped config or system (see `evalkit systems`)")
+        target = shipped
+    try:
+        data = tomllib.loads(target.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{target}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{target}: not UTF-8 text") from None
+    return parse_config(data, str(target))
+
+
+def shipped_configs() -> dict[str, Path]:
+    """``{name: path}`` of the pipeline configs that ship in ``systems/configs``."""
+    import evalkit.systems
+
+    folder = Path(evalkit.systems.__file__).parent / "configs"
+    return {p.stem: p for p in sorted(folder.glob("*.toml"))}
+
+
+def single_system_config(system: str, options: Mapping[str, Any], k: int = DEFAULT_K, seed: int = 42) -> PipelineConfig:
+    """A one-stage pipeline running one registered retriever."""
+    return parse_config({"name": system, "seed": seed, "stages": [{"name": system, "system": system, "options": dict(options), "k": k}]})
+
+
+# ----------------------------------------------------------------- running
+Progress = Callable[[str], None]
+
+
+class Pipeline:
+    """A checked config with its systems built (no model is loaded until a stage runs)."""
+
+    def __init__(self, config: PipelineConfig) -> None:
+        from evalkit.fusion import get_method
+        from evalkit.registry import get_system_class
+
+        self.config = config
+        self.systems: dict[str, System] = {}
+        for spec in config.stages:
+            if spec.is_fusion:
+                get_method(spec.method)
+                continue
+            cls = get_system_class(spec.system)  # unknown system -> UsageError
+            if spec.load:
+                self.systems[spec.name] = cls.load(spec.load)
+            else:
+                try:
+                    self.systems[spec.name] = cls(**spec.options)
+                except TypeError as exc:
+                    raise UsageError(f"{_where(config.path)}stage {spec.name!r}: bad options ({exc})") from None
+            if cls.kind != "retriever" and not self._input_of(spec):
+                raise UsageError(f"{_where(config.path)}stage {spec.name!r}: a {cls.kind} needs an input stage before it")
+
+    def _input_of(self, spec: StageSpec) -> str | None:
+        if spec.input:
+            return spec.input
+        index = self.config.stages.index(spec)
+        return self.config.stages[index - 1].name if index else None
+
+    @property
+    def learnable_stages(self) -> list[StageSpec]:
+        return [s for s in self.config.stages if not s.is_fusion and self.systems[s.name].learnable and not s.load and s.fit]
+
+    def _stage(self, spec: StageSpec, corpus: Corpus, queries: Queries, runs: Mapping[str, Run]) -> Run:
+        from evalkit.fusion import fuse
+
+        if spec.is_fusion:
+            return fuse([runs[n] for n in spec.fuse or []], spec.method, spec.norm, weights=spec.weights,
+                        params=spec.params or None, depth=spec.depth, name=spec.name)
+        system = self.systems[spec.name]
+        if system.kind == "retriever":
+            run = system.retrieve(corpus, queries, k=int(spec.k))
+        elif system.kind == "reranker":
+            run = system.rerank(corpus, queries, runs[self._input_of(spec)], depth=int(spec.depth or DEFAULT_DEPTH))
+        else:
+            run = system.label(corpus, queries, runs[self._input_of(spec)], depth=int(spec.depth or 10))
+        return run.with_name(spec.name)
+
+    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None) -> None:
+        """Fit every learnable stage in order on the training queries (earlier stages run on them first)."""
+        from evalkit.modelio import seed_everything
+
+        learnable = {s.name for s in self.learnable_stages}
+        if not learnable:
+            return
+        last = max(i for i, s in enumerate(self.config.stages) if s.name in learnable)
+        runs: dict[str, Run] = {}
+        for spec in self.config.stages[: last + 1]:
+            if spec.name in learnable:
+                seed_everything(self.config.seed)
+                if progress:
+                    progress(f"fitting {spec.name} ({spec.system}) on {len(queries)} training queries")
+                source = self._input_of(spec)
+                first_stage = runs.get(source) if source and self.systems[spec.name].kind != "retriever" else None
+                self.systems[spec.name].fit(corpus, queries, qrels, first_stage=first_stage)
+                if spec.save:
+                    self.systems[spec.name].save(spec.save)
+            if spec.name != self.config.stages[last].name:
+                if progress:
+                    progress(f"running {spec.name} on the training queries")
+                runs[spec.name] = self._stage(spec, corpus, queries, runs)
+
+    def run(self, corpus: Corpus, queries: Queries, progress: Progress | None = None) -> dict[str, Run]:
+        """Every stage's run, in order; the result is ``runs[config.output_stage]``."""
+        from evalkit.modelio import seed_everything
+
+        runs: dict[str, Run] = {}
+        for spec in self.config.stages:
+            if progress:
+                what = f"fuse {', '.join(spec.fuse or [])} ({spec.method})" if spec.is_fusion else spec.system
+                progress(f"stage {spec.name}: {what}")
+            seed_everything(self.config.seed)
+            runs[spec.name] = self._stage(spec, corpus, queries, runs)
+        return runs
+
+
+def training_queries(queries: Queries, qrels: Qrels, label: str, qrels_label: str) -> Queries:
+    """The queries that ``qrels`` judges; refuses judged ids absent from the query file, or no overlap."""
+    judged = [str(q) for q in qrels.query_ids]
+    known = set(queries.ids)
+    missing = [q for q in judged if q not in known]
+    if len(missing) == len(judged):
+        raise UsageError(f"{label}: none of the {len(judged)} query ids of {qrels_label} is in this query file (wrong file?)")
+    if missing:
+        raise UsageError(
+            f"{label}: {len(missing)} query ids of {qrels_label} are missing from this query file (e.g. {', '.join(missing[:3])})"
+        )
+    return queries.subset(judged)
+
+
+def check_qrels_docs(corpus: Corpus, qrels: Qrels, qrels_label: str) -> None:
+    """Refuse training qrels whose documents are not in the corpus."""
+    position = corpus.position()
+    missing = [str(d) for d in qrels.doc_ids if str(d) not in position]
+    if missing:
+        raise UsageError(
+            f"{qrels_label}: {len(missing)} judged document ids are not in the corpus (e.g. {', '.join(missing[:3])}); wrong corpus?"
+        )
