@@ -145,23 +145,27 @@ class RankBM25Index:
     STATE = ("k1", "b", "epsilon", "corpus_size", "avgdl", "doc_len", "doc_freqs", "idf", "average_idf")
 
     def __init__(self, model) -> None:
-        self.model = model
+        self.model = model  # None: no document has a token (rank-bm25 would divide by zero)
 
     @classmethod
     def build(cls, token_lists: Iterable[list[str]], n_docs: int, k1: float, b: float) -> "RankBM25Index":
         from rank_bm25 import BM25Okapi
 
-        return cls(BM25Okapi(list(token_lists), k1=k1, b=b, epsilon=EPSILON))
+        token_lists = list(token_lists)
+        return cls(BM25Okapi(token_lists, k1=k1, b=b, epsilon=EPSILON) if any(token_lists) else None)
 
     def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
         from tqdm.auto import tqdm
 
+        if self.model is None:
+            yield from ((np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in queries)
+            return
         everyone = np.arange(self.model.corpus_size)
         for tokens in tqdm(queries, desc="bm25 (rank-bm25) queries", leave=False, disable=not progress):
             yield top_k(self.model.get_scores(tokens), everyone, k, tie_rank)
 
     def save(self, folder: Path) -> None:
-        state = {name: getattr(self.model, name) for name in self.STATE}
+        state = None if self.model is None else {name: getattr(self.model, name) for name in self.STATE}
         (folder / "rank_bm25.json").write_text(json.dumps(state, ensure_ascii=False))
 
     @classmethod
@@ -169,6 +173,8 @@ class RankBM25Index:
         from rank_bm25 import BM25Okapi
 
         state = json.loads((folder / "rank_bm25.json").read_text())
+        if state is None:
+            return cls(None)
         model = BM25Okapi.__new__(BM25Okapi)
         model.__dict__.update(state, tokenizer=None)
         return cls(model)
