@@ -238,15 +238,15 @@ READERS: dict[str, Callable[[LoadedFile, Mapping[str, str]], Iterator[Record]]] 
 FORMATS = (*READERS, "parquet", "pickle")
 
 
-def detect(path: str, head: bytes) -> str:
-    """The format of ``path`` from its name and first bytes."""
-    name = path.lower()
+def detect(path: str, head: bytes, id_column: str | None = None) -> str:
+    """The format of ``path`` from its name and first bytes (``id_column``: a mapped id column name)."""
+    name = path.lower().removesuffix(".gz")
     if name.endswith((".pkl", ".pickle")) or head[:1] == b"\x80":
         return "pickle"
     if name.endswith(".parquet") or head[:4] == b"PAR1":
         return "parquet"
     text = head.decode("utf-8", "replace").lstrip("\ufeff").lstrip()
-    if text.startswith("{"):
+    if text.startswith("{") or name.endswith((".jsonl", ".json")):
         return "beir-jsonl"
     if text[:5].upper() == "<DOC>":
         return "trec-sgml"
@@ -254,7 +254,7 @@ def detect(path: str, head: bytes) -> str:
         return "smart"
     first = text.split("\n", 1)[0].lower()
     cells = [c.strip().strip('"') for c in re.split(r"[\t,]", first)]
-    if any(c in ID_ALIASES for c in cells):
+    if any(c in ID_ALIASES or c == (id_column or "").lower() for c in cells) or name.endswith(".csv"):
         return "table"
     if "\t" in first:
         return "id-text"
@@ -285,7 +285,7 @@ def _records(path: str | os.PathLike, fmt: str, columns, trust_pickle: bool, kin
         raise InputError(path, "is a folder, not a file")
     with open(path, "rb") as handle:
         head = handle.read(4096)
-    chosen = detect(path, head) if fmt == "auto" else fmt
+    chosen = detect(path, head, mapping.get("id")) if fmt == "auto" else fmt
     if chosen not in FORMATS:
         raise UsageError(f"unknown collection format {fmt!r} (known: {', '.join(FORMATS)})")
     if chosen in ("pickle", "parquet"):
