@@ -16,6 +16,7 @@ falls in, nor on a resumed run skipping documents already done.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 from typing import Any, Iterator, Sequence
@@ -39,11 +40,11 @@ def load_seq2seq(name_or_path: str) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def weights_sha256(model: Any) -> str:
-    """sha256 over parameter names and raw bytes of the state dict (the model's identity in cache keys)."""
+def weights_sha256(model: Any, tokenizer: Any) -> str:
+    """sha256 over the tokenizer vocabulary and the state dict's names and raw bytes (the model's identity)."""
     import torch
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(json.dumps(sorted(tokenizer.get_vocab().items())).encode("utf-8"))
     for name, tensor in sorted(model.state_dict().items()):
         digest.update(name.encode("utf-8"))
         digest.update(str(tensor.dtype).encode("ascii"))

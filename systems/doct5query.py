@@ -22,6 +22,7 @@ a truncated last line (a run killed mid-write) is dropped and regenerated.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -33,7 +34,6 @@ from evalkit.errors import InputError, UsageError
 from evalkit.modelio import cache_dir, pick_device
 from evalkit.registry import load_system, register_system
 from evalkit.stages import Retriever, option
-from evalkit.systems.embedding_cache import settings_key
 from evalkit.textio import atomic_write
 
 DEFAULT_MODEL = "castorini/doc2query-t5-base-msmarco"
@@ -130,7 +130,7 @@ class DocT5Query(Retriever):
         if "weights_sha256" not in self._state:
             from evalkit.systems import doc2query_model
 
-            self._state["weights_sha256"] = doc2query_model.weights_sha256(self._load_model()[0])
+            self._state["weights_sha256"] = doc2query_model.weights_sha256(*self._load_model())
         return {"model": self.options.model, "weights_sha256": self._state["weights_sha256"],
                 "fitted": self._state["fitted"]}
 
@@ -162,7 +162,7 @@ class DocT5Query(Retriever):
             device=pick_device(o.device), precision=o.precision, max_input_length=o.max_input_length,
             max_target_length=o.max_new_tokens,
         )
-        self._state = {"fitted": True, "weights_sha256": doc2query_model.weights_sha256(model),
+        self._state = {"fitted": True, "weights_sha256": doc2query_model.weights_sha256(model, tokenizer),
                        "training_pairs": len(pairs), "epoch_losses": self.losses}
         return self
 
@@ -223,7 +223,8 @@ class DocT5Query(Retriever):
                                      "delete it or choose another expansions_path")
             return path
         settings = self.cache_settings(corpus)
-        return cache_dir("doct5query") / f"{settings_key(settings)[:24]}.jsonl"
+        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
+        return cache_dir("doct5query") / f"{key[:24]}.jsonl"
 
     def expand(self, corpus: Corpus) -> dict[str, list[str]]:
         """``{doc id: n expansions}`` for every document, generating only those not in the expansions file."""
