@@ -113,7 +113,7 @@ class BM25(Retriever):
         o = self.options
         key = self.index_key(corpus) if o.cache else None
         meta = {"corpus": corpus.fingerprint(), "documents": len(corpus), "analyzer": o.analyzer,
-                "fields": list(o.fields), "k1": o.k1, "b": o.b}
+                "fields": list(o.fields), "k1": o.k1, "b": o.b} if o.cache else {}
         self.index = bm25_index.load_or_build(o.backend, key, lambda: self.build_index(corpus), meta)
         return self.index
 
