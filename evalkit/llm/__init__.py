@@ -168,5 +168,22 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["AnswerCache", "BACKENDS", "LLMBackend", "LLMError", "LLMOptions", "backend_from_options",
+class LLMSystem:
+    """Mixin for systems whose ``Options`` extend :class:`LLMOptions`: one backend, key kept out of configs."""
+
+    options: LLMOptions
+    default_max_new_tokens: ClassVar[int] = 256
+
+    def backend(self) -> LLMBackend:
+        """The backend (built once per system instance)."""
+        cached = self.__dict__.get("_backend")
+        if cached is None:
+            cached = self.__dict__["_backend"] = backend_from_options(self.options, self.default_max_new_tokens)
+        return cached
+
+    def config(self) -> dict[str, Any]:
+        return public_config(super().config())  # type: ignore[misc]
+
+
+__all__ = ["AnswerCache", "BACKENDS", "LLMBackend", "LLMError", "LLMOptions", "LLMSystem", "backend_from_options",
            "load_backend", "locate_model", "public_config"]
