@@ -16,6 +16,7 @@ falls in, nor on a resumed run skipping documents already done.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import random
@@ -23,6 +24,8 @@ from typing import Any, Iterator, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.modelio import autocast_dtype, model_load_error, resolve_model, seed_everything
+
+SPIECE_EXAMPLE = "castorini/doc2query-t5-base-msmarco"
 
 
 def load_seq2seq(name_or_path: str) -> tuple[Any, Any]:
@@ -34,7 +37,11 @@ def load_seq2seq(name_or_path: str) -> tuple[Any, Any]:
         tokenizer = AutoTokenizer.from_pretrained(source)
         model = AutoModelForSeq2SeqLM.from_pretrained(source)
     except Exception as exc:  # noqa: BLE001 - any loading failure becomes one line
-        raise model_load_error(name_or_path, exc, what="seq2seq model") from None
+        error = model_load_error(name_or_path, exc, what="seq2seq model")
+        if importlib.util.find_spec("sentencepiece") is None and any(w in str(exc) for w in ("sentencepiece", "tiktoken", "protobuf")):
+            error = UsageError(f"{error}; checkpoints with only a spiece.model tokenizer (e.g. {SPIECE_EXAMPLE}) "
+                               "need: pip install sentencepiece protobuf")
+        raise error from None
     if tokenizer.pad_token_id is None:
         raise UsageError(f"{name_or_path}: tokenizer has no pad token; DocT5Query needs a T5-style seq2seq tokenizer")
     return model, tokenizer

@@ -1,6 +1,7 @@
 """DocT5Query on a tiny random T5: fine-tuning, save/load, seeded expansion, the resumable JSONL cache, BM25 retrieval."""
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -201,6 +202,16 @@ def test_broken_model_folder_and_bad_options(tmp_path):
     (broken / "config.json").write_text("{not json")
     with pytest.raises(UsageError, match="cannot load seq2seq model"):
         DocT5Query(model=str(broken)).expand(CORPUS)
+    # a T5 whose tokenizer is only a spiece.model (castorini/doc2query-t5-base-msmarco) without sentencepiece
+    spiece = tmp_path / "spiece"
+    spiece.mkdir()
+    (spiece / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 8, "num_heads": 1, "d_kv": 8}))
+    (spiece / "tokenizer_config.json").write_text('{"tokenizer_class": "T5Tokenizer"}')
+    (spiece / "spiece.model").write_bytes(b"\x00not a sentencepiece model")
+    with pytest.raises(UsageError, match="cannot load seq2seq model") as info:
+        DocT5Query(model=str(spiece)).expand(CORPUS)
+    if importlib.util.find_spec("sentencepiece") is None:
+        assert "pip install sentencepiece protobuf" in info.value.one_line()
     with pytest.raises(UsageError, match="num_expansions"):
         DocT5Query(num_expansions=0)
     with pytest.raises(UsageError, match="top_p"):
