@@ -127,7 +127,7 @@ def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineCo
             raise UsageError(f"{where}stage {number}: unknown key {bad[0]!r} (known: {', '.join(sorted(STAGE_KEYS))})")
         if ("system" in raw) == ("fuse" in raw):
             raise UsageError(f"{where}stage {number}: give exactly one of system = NAME or fuse = [STAGES]")
-        spec = StageSpec(**{k: v for k, v in raw.items()})
+        spec = StageSpec(**{"name": "", **raw})
         spec.name = str(spec.name or (spec.system if spec.system else f"fuse{number}"))
         if spec.name in seen:
             raise UsageError(f"{where}stage {number}: name {spec.name!r} used twice (give each stage a name)")

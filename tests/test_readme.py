@@ -15,7 +15,9 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in ci_lines
 
 
-def test_readme_first_command_uses_shipped_files():
+def test_readme_first_command_is_the_demo_on_shipped_files():
     install_and_run = readme_commands()[0]
-    for path in re.findall(r"gold/\S+", install_and_run):
-        assert (REPO / path).exists(), path
+    assert install_and_run.endswith("evalkit demo")  # tests/test_demo.py runs it
+    for path in re.findall(r"gold/\S+", (REPO / "README.md").read_text()):
+        assert (REPO / path.rstrip("`.,")).exists(), path
+    assert (REPO / "systems" / "examples" / "collection.jsonl").exists() and (REPO / "systems" / "examples" / "tweets.tsv").exists()

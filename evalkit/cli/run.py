@@ -50,31 +50,31 @@ def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
 
 
 def build_config(config: str, set_pairs, k: int | None, seed: int | None):
-    """CONFIG as a TOML file, a shipped config name, or one registered system with --set options."""
+    """CONFIG as a TOML file, one registered system with --set options, or a shipped config name."""
+    from evalkit.errors import UsageError
     from evalkit.pipeline import load_config, shipped_configs, single_system_config
     from evalkit.registry import get_system_class, parse_set_options, system_names
 
-    if Path(config).exists() or config in shipped_configs():
+    if config in system_names() and not Path(config).exists():
+        options = parse_set_options(get_system_class(config), set_pairs)
+        pipeline_config = single_system_config(config, options, k or 1000)
+    elif Path(config).exists() or config in shipped_configs():
         pipeline_config = load_config(config)
         for pair in set_pairs:
             stage_key, sep, value = pair.partition("=")
             stage, dot, key = stage_key.partition(".")
             spec = next((s for s in pipeline_config.stages if s.name == stage), None)
             if not sep or not dot or spec is None or spec.system is None:
-                raise click.UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
-                                       f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
+                raise UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
+                                 f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
             spec.options.update(parse_set_options(get_system_class(spec.system), [f"{key}={value}"]))
         if k is not None:
             for spec in pipeline_config.stages:
                 if spec.system and get_system_class(spec.system).kind == "retriever":
                     spec.k = k
-    elif config in system_names():
-        options = parse_set_options(get_system_class(config), set_pairs)
-        pipeline_config = single_system_config(config, options, k or 1000)
     else:
-        from evalkit.errors import UsageError
-
-        raise UsageError(f"{config}: no such config file, shipped config ({', '.join(shipped_configs())}) or system ({', '.join(system_names())})")
+        raise UsageError(f"{config}: no such config file, shipped config ({', '.join(shipped_configs())}) "
+                         f"or system ({', '.join(system_names())})")
     if seed is not None:
         pipeline_config.seed = seed
     return pipeline_config
@@ -167,6 +167,11 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     runs = pipeline.run(the_corpus, the_queries, progress=_echo)
     result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
 
+    if submission_target:  # first: an invalid submission is refused before anything is written
+        from evalkit.submission import write_submission
+
+        written = write_submission(result, submit_task, submission_target, gold, force, command="run")
+        _echo(f"wrote {written} ({submit_task} submission, validated)")
     options = {"config": pipeline_config.as_dict(), "config_file": pipeline_config.path, "versions": versions()}
     manifest = build_manifest(submit_task, inputs, options, seed=pipeline_config.seed, command="run")
     atomic_write(out, format_trec_run(result, tag=pipeline_config.name), force=force)
@@ -174,11 +179,6 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     _echo(f"wrote {out} ({len(result.query_ids)} queries) and {out}.manifest.json")
     for name, path in stage_paths.items():
         atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
-    if submission_target:
-        from evalkit.submission import write_submission
-
-        written = write_submission(result, submit_task, submission_target, gold, force, command="run")
-        _echo(f"wrote {written} ({submit_task} submission, validated)")
     if gold:
         _score_and_report(click.get_current_context(), out, gold, stage_paths, report_path, force)
 
