@@ -68,6 +68,7 @@ class RankGPTOptions(LLMOptions):
     query_words: int = option(0, "words kept of the query (0 = all)")
     fields: list[str] = option(["title", "text"], "document fields joined as the passage")
     prompt: str = option("zero-shot", "zero-shot or few-shot (one worked example first)")
+    single_turn: bool = option(False, "all passages in one user message (paper: one turn per passage); fewer tokens")
     evidentiary: bool = option(False, "rank by evidence about the claim, supporting or refuting alike (fact-checking)")
     fuse_alpha: float | None = option(None, "fuse with the input run: alpha*CE_norm + (1-alpha)*LLM_norm (None: pure LLM order)")
 
@@ -93,7 +94,8 @@ class RankGPT(LLMSystem, Reranker):
     def prompt(self, query: str, passages: list[str]) -> list[dict[str, str]]:
         o = self.options
         return permutation_prompt(truncate_words(query, o.query_words), [truncate_words(p, o.passage_words) for p in passages],
-                                  few_shot=o.prompt == "few-shot", evidentiary=o.evidentiary)
+                                  few_shot=o.prompt == "few-shot", evidentiary=o.evidentiary,
+                                  single_turn=o.single_turn)
 
     def permute(self, queries: Queries, candidates: dict[str, list[str]], text) -> dict[str, list[str]]:
         """Each query's candidates in the LLM's order (windows bottom to top, queries batched per round)."""

@@ -42,29 +42,33 @@ def _example(query: str, passages: Sequence[str], answer: str, criterion: str) -
     ]
 
 
-def permutation_prompt(query: str, passages: Sequence[str], *, few_shot: bool = False,
-                       evidentiary: bool = False) -> list[dict[str, str]]:
-    """The chat messages asking for the order of ``passages`` (already truncated) for ``query``."""
+def permutation_prompt(query: str, passages: Sequence[str], *, few_shot: bool = False, evidentiary: bool = False,
+                       single_turn: bool = False) -> list[dict[str, str]]:
+    """The chat messages asking for the order of ``passages`` (already truncated) for ``query``.
+
+    ``single_turn`` lists every passage in one user message instead of one
+    turn each (fewer tokens; small local models follow it better).
+    """
     n = len(passages)
     criterion = EVIDENTIARY if evidentiary else CRITERION
     what = "claim" if evidentiary else "query"
     messages = [{"role": "system", "content": EVIDENTIARY_SYSTEM if evidentiary else SYSTEM}]
     if few_shot:
         messages += _example(*FEW_SHOT, criterion)
-    messages += [
-        {"role": "user", "content": f"I will provide you with {n} passages, each indicated by number identifier []. \n"
-                                    f"Rank the passages based on {criterion}. The {what} is: {query}."},
-        {"role": "assistant", "content": "Okay, please provide the passages."},
-    ]
+    intro = (f"I will provide you with {n} passages, each indicated by number identifier []. \n"
+             f"Rank the passages based on {criterion}. The {what} is: {query}.")
+    request = (f"Search {what.capitalize()}: {query}. \nRank the {n} passages above based on {criterion}. "
+               "The passages should be listed in descending order using identifiers. The most relevant passages should "
+               "be listed first. The output format should be [] > [], e.g., [1] > [2]. Only respond with the ranking "
+               "results, do not say any word or explain.")
+    if single_turn:
+        listed = "\n".join(f"[{i}] {p}" for i, p in enumerate(passages, start=1))
+        return messages + [{"role": "user", "content": f"{intro}\n\n{listed}\n\n{request}"}]
+    messages += [{"role": "user", "content": intro}, {"role": "assistant", "content": "Okay, please provide the passages."}]
     for i, passage in enumerate(passages, start=1):
         messages.append({"role": "user", "content": f"[{i}] {passage}"})
         messages.append({"role": "assistant", "content": f"Received passage [{i}]."})
-    messages.append({"role": "user", "content": (
-        f"Search {what.capitalize()}: {query}. \nRank the {n} passages above based on {criterion}. "
-        "The passages should be listed in descending order using identifiers. The most relevant passages should be "
-        "listed first. The output format should be [] > [], e.g., [1] > [2]. Only respond with the ranking results, "
-        "do not say any word or explain.")})
-    return messages
+    return messages + [{"role": "user", "content": request}]
 
 
 def parse_permutation(answer: str, n: int) -> tuple[list[int], int]:

@@ -66,6 +66,8 @@ def test_prompt_numbers_passages_and_asks_for_the_order():
     assert len(few) == len(permutation_prompt("q", ["a"])) + 2 and few[2]["content"] == "[2] > [3] > [1]"
     evid = " ".join(m["content"] for m in permutation_prompt("q", ["a"], evidentiary=True))
     assert "regardless of stance" in evid and "claim" in evid
+    single = permutation_prompt("q", ["alpha", "beta"], single_turn=True)
+    assert len(single) == 2 and "[1] alpha\n[2] beta" in single[1]["content"] and "[] > []" in single[1]["content"]
     assert truncate_words("one two  three four", 2) == "one two" and truncate_words("a b", 0) == "a b"
 
 
@@ -81,8 +83,8 @@ def corpus_queries_run(n_docs: int = 35):
 
 def oracle(messages, n):
     """Orders the passages of the prompt by their doc number, descending (a perfect ranker)."""
-    passages = [m["content"] for m in messages if m["role"] == "user" and re.match(r"\[\d+\] doc", m["content"])]
-    numbers = [int(re.search(r"doc(\d+)", p).group(1)) for p in passages]
+    text = "\n".join(m["content"] for m in messages if m["role"] == "user")
+    numbers = [int(number) for _, number in re.findall(r"\[(\d+)\] doc(\d+)", text)]
     best = sorted(range(len(numbers)), key=lambda i: -numbers[i])
     return " > ".join(f"[{i + 1}]" for i in best)
 
@@ -109,10 +111,11 @@ def test_sliding_window_brings_the_best_ten_to_the_top_and_caches(tmp_path):
     assert system.config()["options"]["api_key"] == ""  # the key is never saved
 
 
-def test_depth_keeps_the_rest_below_in_order():
+@pytest.mark.parametrize("single_turn", [False, True])
+def test_depth_keeps_the_rest_below_in_order(single_turn):
     corpus, queries, run = corpus_queries_run(12)
     with FakeChatServer(oracle) as server:
-        out = rankgpt(server).rerank(corpus, queries, run, depth=5)
+        out = rankgpt(server, single_turn=single_turn).rerank(corpus, queries, run, depth=5)
     ranked = out.to_lists()["q1"]
     assert ranked[:5] == ["d04", "d03", "d02", "d01", "d00"] and ranked[5:] == [f"d{i:02d}" for i in range(5, 12)]
 
