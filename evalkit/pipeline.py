@@ -54,7 +54,6 @@ from evalkit.stages import System
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit"}
 TOP_KEYS = {"name", "description", "seed", "output", "stages", "reference"}
 DEFAULT_K = 1000
-DEFAULT_DEPTH = 100
 
 
 @dataclass
@@ -230,10 +229,10 @@ class Pipeline:
         system = self.systems[spec.name]
         if system.kind == "retriever":
             run = system.retrieve(corpus, queries, k=int(spec.k))
-        elif system.kind == "reranker":
-            run = system.rerank(corpus, queries, runs[self._input_of(spec)], depth=int(spec.depth or DEFAULT_DEPTH))
-        else:
-            run = system.label(corpus, queries, runs[self._input_of(spec)], depth=int(spec.depth or 10))
+        else:  # a stage without depth leaves the system's own default (its depth option)
+            depth = {"depth": int(spec.depth)} if spec.depth else {}
+            call = system.rerank if system.kind == "reranker" else system.label
+            run = call(corpus, queries, runs[self._input_of(spec)], **depth)
         return run.with_name(spec.name)
 
     def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None) -> None:

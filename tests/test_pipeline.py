@@ -189,7 +189,7 @@ def test_cli_run_single_system_with_set_and_submission(tmp_path):
         ("dup", "corpus.jsonl:2: duplicate document id 'd1' (first on line 1)"),
         ("empty", "corpus.jsonl:2: document 'd2' has no text"),
         ("pickle", "collection.pkl: is a pickle; unpickling runs code"),
-        ("system", "bm26: no such config file, shipped config (bm25) or system (bm25"),
+        ("system", "bm26: no such config file, shipped config (airwaves-bm25, "),
         ("option", "unknown option 'colour' for system bm25"),
         ("set", "option k1='high': expected float"),
         ("config", "bad.toml: stage 1: unknown key 'sytem'"),
