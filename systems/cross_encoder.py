@@ -37,12 +37,13 @@ MODEL_SUBFOLDER = "model"
 
 
 # --------------------------------------------------------------------- shared helpers
-def load_cross_encoder(name_or_path: str, max_length: int, device: str = "auto") -> Any:
+def load_cross_encoder(name_or_path: str | Path, max_length: int, device: str = "auto") -> Any:
     """A sentence-transformers ``CrossEncoder`` with one output logit, on ``device``.
 
     A folder without a classification head (plain BERT, bi-encoder) gets a
     freshly initialised one-logit head. Failures become one-line UsageErrors.
     """
+    name_or_path = str(name_or_path)
     target = resolve_model(name_or_path, "cross-encoder model")
     import logging
 
