@@ -77,3 +77,55 @@ def test_save_and_load_round_trip(tmp_path):
     system = TitleMatch(k1=2.0)
     system.save(tmp_path / "saved")
     assert TitleMatch.load(tmp_path / "saved").options.k1 == 2.0
+
+
+PLUGIN = '''
+import dataclasses
+from evalkit.data import Run
+from evalkit.stages import Retriever, option
+
+
+@dataclasses.dataclass
+class Options:
+    bonus: float = option(0.0, "added to every score")
+
+
+class LengthRetriever(Retriever):
+    """Prefers short documents (a toy, but a real installed plugin)."""
+
+    name = "shortest-first"
+    description = "third-party test plugin"
+    Options = Options
+
+    def retrieve(self, corpus, queries, k=1000):
+        texts = corpus.texts()
+        scores = {d: self.options.bonus - len(t) for d, t in zip(corpus.ids, texts)}
+        top = dict(sorted(scores.items(), key=lambda kv: -kv[1])[:k])
+        return Run.from_scores({q: top for q in queries.ids})
+'''
+
+
+def test_installed_plugin_distribution_is_discovered_by_the_cli(tmp_path):
+    """A package with an ``evalkit.systems`` entry point in its dist-info, as pip would install it."""
+    from conftest import run_cli
+
+    site = tmp_path / "site"
+    (site / "evalkit_plugin_demo").mkdir(parents=True)
+    (site / "evalkit_plugin_demo" / "__init__.py").write_text(PLUGIN)
+    info = site / "evalkit_plugin_demo-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evalkit-plugin-demo\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[evalkit.systems]\nshortest-first = evalkit_plugin_demo:LengthRetriever\n")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"_id": "long", "text": "a much longer document"}\n{"_id": "short", "text": "tiny"}\n')
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"_id": "q1", "text": "anything"}\n')
+    import os
+
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    listed = run_cli("systems", env=env)
+    assert "shortest-first  (retriever) third-party test plugin" in listed.stdout and "bonus (float, default 0.0)" in listed.stdout
+    done = run_cli("run", "shortest-first", "--set", "bonus=1", "--corpus", corpus, "--queries", queries, "--out", tmp_path / "r.trec", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "r.trec").read_text().splitlines()
+    assert [line.split()[2] for line in lines] == ["short", "long"]
