@@ -9,7 +9,8 @@ system, with ``fields + ["expansions"]``.
 
 The default model is ``castorini/doc2query-t5-base-msmarco``, the published
 docTTTTTquery checkpoint (T5-base trained on MS MARCO), so the system works
-without :meth:`DocT5Query.fit`; ``fit`` fine-tunes it on the task's own
+without :meth:`DocT5Query.fit` (its tokenizer is a ``spiece.model``: loading
+it needs ``pip install sentencepiece protobuf``); ``fit`` fine-tunes it on the task's own
 (document -> training query) pairs taken from the qrels, with the input
 ``prefix + title + abstract`` (default prefix ``"Generate tweet: "``).
 
