@@ -36,7 +36,8 @@ from evalkit.modelio import cache_dir
 
 FORMAT_VERSION = 1
 EPSILON = 0.25  # rank-bm25's floor for negative idf, as a fraction of the mean idf
-QUERY_BATCH = 256
+QUERY_BATCH = 256  # queries scored by one sparse product ...
+MAX_BATCH_CELLS = 4_000_000  # ... fewer on large corpora: at most this many (query, document) cells
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -55,6 +56,8 @@ def analyze_to_ids(token_lists: Iterable[list[str]]) -> tuple[list[str], np.ndar
         ids.extend([get(t, len(vocab)) for t in tokens])
         lengths.append(len(tokens))
     offsets = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
+    if offsets[-1] < 2**31:  # int32 offsets keep scipy from copying the ids to int64
+        offsets = offsets.astype(np.int32)
     return list(vocab), np.frombuffer(ids, dtype=np.int32), offsets
 
 
@@ -82,14 +85,18 @@ class SparseIndex:
 
         vocab, ids, offsets = analyze_to_ids(token_lists)
         n_terms = len(vocab)
+        doc_len = np.diff(offsets).astype(np.float64)  # before sum_duplicates, which rewrites offsets in place
         tf = sp.csr_matrix((np.ones(ids.size, dtype=np.float32), ids, offsets), shape=(n_docs, n_terms))
         tf.sum_duplicates()  # one entry per (document, term), data = term frequency
-        doc_len = np.diff(offsets).astype(np.float64)
         avgdl = doc_len.mean() if n_docs else 0.0
         idf = idf_okapi(np.bincount(tf.indices, minlength=n_terms), n_docs)
         norm = k1 * (1 - b + b * doc_len / avgdl) if avgdl > 0 else np.zeros(n_docs)
-        freq = tf.data.astype(np.float64)
-        freq *= (k1 + 1) / (freq + np.repeat(norm, np.diff(tf.indptr)))
+        freq = tf.data.astype(np.float64)  # float64 arithmetic, in place (memory), float32 storage
+        denominator = np.repeat(norm, np.diff(tf.indptr))
+        denominator += freq
+        freq *= k1 + 1
+        freq /= denominator
+        del denominator
         freq *= idf[tf.indices]
         tf.data = freq.astype(np.float32)
         del freq
@@ -115,9 +122,10 @@ class SparseIndex:
         """Yield ``(document indices, scores)`` of the top ``k`` of each query, best first."""
         from tqdm.auto import tqdm
 
-        batches = range(0, len(queries), QUERY_BATCH)
+        size = max(1, min(QUERY_BATCH, MAX_BATCH_CELLS // max(1, self.weights.shape[1])))
+        batches = range(0, len(queries), size)
         for start in tqdm(batches, desc="bm25 (sparse) queries", leave=False, disable=not progress):
-            scores = self.query_matrix(queries[start:start + QUERY_BATCH]) @ self.weights
+            scores = self.query_matrix(queries[start:start + size]) @ self.weights
             for row in range(scores.shape[0]):
                 lo, hi = scores.indptr[row], scores.indptr[row + 1]
                 yield top_k(scores.data[lo:hi], scores.indices[lo:hi], k, tie_rank)
