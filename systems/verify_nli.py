@@ -1,0 +1,159 @@
+"""Claim verification with an NLI sequence classifier (ClimateCheck 2025 Subtask II).
+
+Each (claim, abstract) pair in the top ``depth`` of a run is read by a
+three-way NLI model -- premise = abstract, hypothesis = claim, the MNLI
+convention (``claim_first`` swaps them) -- and its classes are mapped to
+Supports / Refutes / Not Enough Information by ``label_map`` (default
+``entailment=Supports, contradiction=Refutes, neutral=Not Enough Information``;
+keys are the model's ``id2label`` names, case-insensitive, or class numbers).
+The label is the arg-max of the mapped probabilities (classes mapped to the same
+label add up). ``min_nei_share`` calibrates (:func:`enforce_nei_share`): the
+pairs with the least evidence probability ``P(Supports) + P(Refutes)`` become
+NEI until at least that share of labels is NEI.
+
+The helpers :func:`labelled_run` and :func:`enforce_nei_share` are shared with
+:mod:`evalkit.systems.verify_llm`.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Any, Mapping, Sequence
+
+from evalkit.corpus import Corpus, Queries
+from evalkit.data import Run
+from evalkit.errors import UsageError
+from evalkit.labels import LABELS, NEI, normalize_label
+from evalkit.registry import register_system
+from evalkit.stages import Labeler, option, rerank_candidates
+
+from .cross_encoder import check_fields, doc_text_lookup
+
+DEFAULT_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
+DEFAULT_MAP = ["entailment=Supports", "contradiction=Refutes", "neutral=Not Enough Information"]
+
+
+def parse_label_map(pairs: Sequence[str], id2label: Mapping[int, str]) -> dict[int, str]:
+    """``{class index: canonical label}`` from ``["entailment=Supports", "2=Refutes", ...]``; every class must be mapped."""
+    names = {str(name).strip().lower(): int(index) for index, name in id2label.items()}
+    mapping: dict[int, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().lower()
+        label = normalize_label(value)
+        if not sep or label is None:
+            raise UsageError(f"label_map entry {pair!r}: write MODEL_LABEL=LABEL with LABEL one of {', '.join(LABELS)}")
+        index = names.get(key, int(key) if key.isdigit() else None)
+        if index is None or index not in id2label:
+            known = ", ".join(f"{i}={n}" for i, n in sorted(id2label.items()))
+            raise UsageError(f"label_map entry {pair!r}: the model has no class {key!r} (its classes: {known})")
+        mapping[index] = label
+    unmapped = [f"{i}={id2label[i]}" for i in sorted(id2label) if i not in mapping]
+    if unmapped:
+        raise UsageError(f"label_map leaves model class(es) {', '.join(unmapped)} unmapped; give every class a label")
+    return mapping
+
+
+def enforce_nei_share(labels: list[str], evidence: Sequence[float], share: float) -> list[str]:
+    """Relabel the non-NEI pairs with the least ``evidence`` as NEI until ``share`` of all labels are NEI.
+
+    The calibration of the ClimateCheck 2025 winning verification system, which
+    targeted a minimum proportion of NEI answers. Ties keep input order.
+    """
+    if not 0.0 <= share <= 1.0:
+        raise UsageError(f"min_nei_share must lie in [0, 1] (got {share})")
+    out = list(labels)
+    needed = int(round(share * len(out) + 1e-9)) - sum(label == NEI for label in out)
+    if needed > 0:
+        weakest = sorted((i for i, label in enumerate(out) if label != NEI), key=lambda i: evidence[i])
+        for i in weakest[:needed]:
+            out[i] = NEI
+    return out
+
+
+def labelled_run(run: Run, candidates: Mapping[str, Sequence[str]], labels: Sequence[str], name: str) -> Run:
+    """The top-``depth`` rows of ``run`` (``candidates``, their scores kept) with one label each."""
+    scores = run.to_scores()
+    qids = [q for q, docs in candidates.items() for _ in docs]
+    docs = [d for ranked in candidates.values() for d in ranked]
+    values = [scores[q][d] for q, d in zip(qids, docs)]
+    return Run.from_rows(qids, docs, values, labels=list(labels), name=name)
+
+
+@dataclasses.dataclass
+class NLIOptions:
+    model: str = option(DEFAULT_MODEL, "hub name or local folder of a 3-way NLI sequence classifier")
+    label_map: list[str] = option(DEFAULT_MAP, "model class (name or number) = Supports / Refutes / Not Enough Information")
+    fields: list[str] = option(["title", "text"], "document fields joined as the premise")
+    claim_first: bool = option(False, "feed (claim, abstract) instead of (abstract, claim)")
+    max_length: int = option(512, "maximum tokens of the pair (longest first truncated)")
+    batch_size: int = option(16, "pairs per batch")
+    min_nei_share: float = option(0.0, "calibrate: at least this share of labels is NEI (least evidence first)")
+    device: str = option("auto", "auto, cpu, cuda, mps")
+    precision: str = option("auto", "mixed precision on GPU: auto, fp16, bf16, fp32")
+
+
+@register_system
+class NLIVerifier(Labeler):
+    """Supports / Refutes / NEI from an NLI classifier with a configurable label mapping."""
+
+    name = "nli-verifier"
+    description = "claim verification with an NLI sequence classifier (entailment/contradiction/neutral mapped to labels)"
+    Options = NLIOptions
+
+    def load(self) -> tuple[Any, Any, dict[int, str], str]:
+        """(tokenizer, model, class -> label, device), loaded once."""
+        if "_loaded" not in self.__dict__:
+            from evalkit.modelio import model_load_error, pick_device, resolve_model
+
+            target = resolve_model(self.options.model, "NLI model")
+            try:
+                from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+                tokenizer = AutoTokenizer.from_pretrained(target)
+                model = AutoModelForSequenceClassification.from_pretrained(target)
+            except (OSError, ValueError, KeyError) as exc:
+                raise model_load_error(self.options.model, exc, "NLI model") from None
+            mapping = parse_label_map(self.options.label_map, model.config.id2label)
+            device = pick_device(self.options.device)
+            self.__dict__["_loaded"] = (tokenizer, model.to(device).eval(), mapping, device)
+        return self.__dict__["_loaded"]
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
+        """``{label: probability}`` per (claim, abstract) pair."""
+        import torch
+        from tqdm.auto import tqdm
+
+        from evalkit.modelio import autocast_dtype
+
+        tokenizer, model, mapping, device = self.load()
+        o = self.options
+        dtype = autocast_dtype(device, o.precision)
+        cast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype else contextlib.nullcontext()
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        out: list[dict[str, float]] = [{} for _ in pairs]
+        with torch.inference_mode(), cast:
+            for start in tqdm(range(0, len(order), o.batch_size), desc="NLI", unit="batch", disable=len(order) <= o.batch_size):
+                chunk = order[start:start + o.batch_size]
+                first = [pairs[i][0] if o.claim_first else pairs[i][1] for i in chunk]
+                second = [pairs[i][1] if o.claim_first else pairs[i][0] for i in chunk]
+                encoded = tokenizer(first, second, padding=True, truncation="longest_first", max_length=o.max_length,
+                                    return_tensors="pt").to(device)
+                probs = torch.softmax(model(**encoded).logits.float(), dim=-1).tolist()
+                for i, row in zip(chunk, probs):
+                    for index, p in enumerate(row):
+                        out[i][mapping[index]] = out[i].get(mapping[index], 0.0) + p
+        return out
+
+    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:
+        if depth <= 0:
+            raise UsageError(f"labelling depth must be positive (got {depth})")
+        check_fields(corpus, self.options.fields)
+        candidates = rerank_candidates(queries, run, depth)
+        claim, text = queries.as_dict(), doc_text_lookup(corpus, self.options.fields)
+        keys = [(q, d) for q, docs in candidates.items() for d in docs]
+        probs = self.probabilities([(claim[q], text(d)) for q, d in keys])
+        labels = [max(LABELS, key=lambda label: p.get(label, 0.0)) for p in probs]
+        evidence = [1.0 - p.get(NEI, 0.0) for p in probs]
+        labels = enforce_nei_share(labels, evidence, self.options.min_nei_share)
+        return labelled_run(run, candidates, labels, f"{run.name}+{self.name}")
