@@ -63,6 +63,7 @@ class DenseOptions:
     chunk_overlap: int = option(50, "tokens shared by consecutive chunks")
     max_seq_length: int = option(0, "longest input in tokens incl. special tokens; 0 = the model's own setting")
     batch_size: int = option(32, "sequences per encoding batch")
+    search_backend: str = option("auto", "exact search: auto (faiss IndexFlatIP if installed, else numpy), numpy, faiss")
     device: str = option("auto", "auto, cpu, cuda, cuda:1, mps")
     precision: str = option("auto", "auto (bf16/fp16 on GPU, fp32 on CPU), fp32, fp16, bf16")
     embedding_cache: str = option("auto", "auto = evalkit cache folder, none = off, or a folder for this corpus")
@@ -90,6 +91,8 @@ class DenseRetriever(Retriever):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
+        if o.search_backend not in ("auto", "numpy", "faiss"):
+            raise UsageError(f"option search_backend={o.search_backend!r}: choose auto, numpy or faiss")
         if o.chunking not in CHUNKING:
             raise UsageError(f"option chunking={o.chunking!r}: choose chunks or truncate")
         unknown = [f for f in o.fields if f not in CORPUS_FIELDS]
@@ -200,12 +203,17 @@ class DenseRetriever(Retriever):
         """Padded model inputs for token-id sequences, on the model's device."""
         import torch
 
-        tok = self.model.tokenizer
         _, _, keys = self._template()
-        batch = tok.pad({"input_ids": [list(s) for s in sequences]}, return_tensors="pt")
-        features: dict[str, Any] = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        pad = self.model.tokenizer.pad_token_id or 0
+        width = max((len(s) for s in sequences), default=0)
+        ids = np.full((len(sequences), width), pad, dtype=np.int64)
+        mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, seq in enumerate(sequences):  # right padding
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        features: dict[str, Any] = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
         if "token_type_ids" in keys:
-            features["token_type_ids"] = torch.zeros_like(batch["input_ids"])
+            features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         features = {k: v.to(self.model.device) for k, v in features.items()}
         features.update(self._extra_features)
         return features
@@ -303,7 +311,7 @@ class DenseRetriever(Retriever):
         if k <= 0:
             raise UsageError(f"k={k}: must be positive")
         docs = self.corpus_embeddings(corpus, use_cache)
-        scores = search(self.encode_queries(queries), docs, k)
+        scores = search(self.encode_queries(queries), docs, k, backend=self.options.search_backend)
         ids = corpus.ids
         return Run.from_scores(
             {q: {ids[j]: s for j, s in hits} for q, hits in zip(queries.ids, scores)}, name=self.name
@@ -339,12 +347,28 @@ class DenseRetriever(Retriever):
         return system
 
 
-def search(queries: np.ndarray, docs: np.ndarray, k: int, block: int = 256) -> list[list[tuple[int, float]]]:
-    """Exact inner-product top ``k``: ``[(doc row, score), ...]`` per query, best first."""
+def search(queries: np.ndarray, docs: np.ndarray, k: int, block: int = 256, backend: str = "numpy") -> list[list[tuple[int, float]]]:
+    """Exact inner-product top ``k``: ``[(doc row, score), ...]`` per query, best first.
+
+    numpy: ``queries @ docs.T`` in blocks of ``block`` queries, top k by
+    ``argpartition`` then a sort of those k. faiss (optional): ``IndexFlatIP``,
+    the same exact search.
+    """
     k = min(k, docs.shape[0])
-    out: list[list[tuple[int, float]]] = []
     if k == 0:
         return [[] for _ in range(len(queries))]
+    if backend in ("auto", "faiss"):
+        try:
+            import faiss  # type: ignore[import-not-found]
+        except ImportError:
+            if backend == "faiss":
+                raise UsageError("search_backend=faiss needs the faiss package (pip install faiss-cpu)") from None
+        else:
+            index = faiss.IndexFlatIP(docs.shape[1])
+            index.add(np.ascontiguousarray(docs, dtype=np.float32))
+            values, rows = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+            return [list(zip(r.tolist(), v.astype(np.float64).tolist())) for r, v in zip(rows, values)]
+    out: list[list[tuple[int, float]]] = []
     for begin in range(0, len(queries), block):
         sims = queries[begin : begin + block] @ docs.T
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k]

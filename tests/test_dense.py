@@ -135,6 +135,24 @@ def test_retrieve_top_k_sorted_cosine(model_path, corpus, queries):
     assert len(system.retrieve(corpus, queries, k=100).to_lists()["q1"]) == len(corpus)  # k > corpus size
 
 
+def test_search_blocks_and_faiss_optional():
+    from evalkit.systems.dense import search
+
+    rng = np.random.default_rng(0)
+    docs, qs = rng.normal(size=(50, 8)).astype(np.float32), rng.normal(size=(7, 8)).astype(np.float32)
+    hits = search(qs, docs, 5, block=3)
+    for qi, ranked in enumerate(hits):
+        expected = np.argsort(-(docs @ qs[qi]))[:5]
+        assert [r for r, _ in ranked] == expected.tolist()
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        with pytest.raises(UsageError, match="faiss"):
+            search(qs, docs, 5, backend="faiss")
+    else:  # pragma: no cover - faiss is optional
+        assert [[r for r, _ in h] for h in search(qs, docs, 5, backend="faiss")] == [[r for r, _ in h] for h in hits]
+
+
 def test_training_changes_weights_and_excludes_positives(model_path, corpus, queries):
     from evalkit.systems.dense_training import mine_hard_negatives
 
