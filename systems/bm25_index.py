@@ -38,6 +38,7 @@ FORMAT_VERSION = 1
 EPSILON = 0.25  # rank-bm25's floor for negative idf, as a fraction of the mean idf
 QUERY_BATCH = 256  # queries scored by one sparse product ...
 MAX_BATCH_CELLS = 4_000_000  # ... fewer on large corpora: at most this many (query, document) cells
+ROW_CHUNK = 20_000  # documents whose weights are computed at once
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -91,15 +92,13 @@ class SparseIndex:
         avgdl = doc_len.mean() if n_docs else 0.0
         idf = idf_okapi(np.bincount(tf.indices, minlength=n_terms), n_docs)
         norm = k1 * (1 - b + b * doc_len / avgdl) if avgdl > 0 else np.zeros(n_docs)
-        freq = tf.data.astype(np.float64)  # float64 arithmetic, in place (memory), float32 storage
-        denominator = np.repeat(norm, np.diff(tf.indptr))
-        denominator += freq
-        freq *= k1 + 1
-        freq /= denominator
-        del denominator
-        freq *= idf[tf.indices]
-        tf.data = freq.astype(np.float32)
-        del freq
+        weights = np.empty(tf.nnz, dtype=np.float32)
+        for first in range(0, n_docs, ROW_CHUNK):  # float64 arithmetic in chunks (memory), float32 storage
+            rows = slice(first, min(n_docs, first + ROW_CHUNK))
+            lo, hi = tf.indptr[rows.start], tf.indptr[rows.stop]
+            freq = tf.data[lo:hi].astype(np.float64)
+            weights[lo:hi] = idf[tf.indices[lo:hi]] * freq * (k1 + 1) / (freq + np.repeat(norm[rows], np.diff(tf.indptr[rows.start:rows.stop + 1])))
+        tf.data = weights
         return cls(vocab, tf.T.tocsr())
 
     def query_matrix(self, queries: Sequence[list[str]]):
