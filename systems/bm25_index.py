@@ -130,18 +130,18 @@ class SparseIndex:
                 yield top_k(scores.data[lo:hi], scores.indices[lo:hi], k, tie_rank)
 
     def save(self, folder: Path) -> None:
-        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False))
+        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
         for name in ("data", "indices", "indptr"):
             np.save(folder / f"{name}.npy", getattr(self.weights, name), allow_pickle=False)
-        (folder / "shape.json").write_text(json.dumps(list(self.weights.shape)))
+        (folder / "shape.json").write_text(json.dumps(list(self.weights.shape)), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path) -> "SparseIndex":
         import scipy.sparse as sp
 
-        vocab = json.loads((folder / "vocab.json").read_text())
+        vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
         arrays = [np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("data", "indices", "indptr")]
-        shape = tuple(json.loads((folder / "shape.json").read_text()))
+        shape = tuple(json.loads((folder / "shape.json").read_text(encoding="utf-8")))
         return cls(vocab, sp.csr_matrix(tuple(arrays), shape=shape))
 
 
@@ -173,13 +173,13 @@ class RankBM25Index:
 
     def save(self, folder: Path) -> None:
         state = None if self.model is None else {name: getattr(self.model, name) for name in self.STATE}
-        (folder / "rank_bm25.json").write_text(json.dumps(state, ensure_ascii=False))
+        (folder / "rank_bm25.json").write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path) -> "RankBM25Index":
         from rank_bm25 import BM25Okapi
 
-        state = json.loads((folder / "rank_bm25.json").read_text())
+        state = json.loads((folder / "rank_bm25.json").read_text(encoding="utf-8"))
         if state is None:
             return cls(None)
         model = BM25Okapi.__new__(BM25Okapi)
@@ -222,7 +222,7 @@ def load_or_build(backend: str, key: str | None, build, meta: dict[str, Any]):
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=folder.parent))
     try:
         index.save(tmp)
-        (tmp / "meta.json").write_text(json.dumps({**meta, "backend": backend, "format": FORMAT_VERSION}, indent=1))
+        (tmp / "meta.json").write_text(json.dumps({**meta, "backend": backend, "format": FORMAT_VERSION}, indent=1), encoding="utf-8")
         os.replace(tmp, folder)
     except OSError:  # another process cached it first, or the disk is full: the index is still usable
         shutil.rmtree(tmp, ignore_errors=True)
