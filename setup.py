@@ -28,8 +28,6 @@ SYSTEMS = [
     "rank-bm25>=0.2.2",
     "PyStemmer>=2.2",
     "tokenizers>=0.15",
-    # bm25s: sparse-matrix BM25, >10x faster than rank-bm25 at equal scores (bench/bm25_speed.py)
-    "bm25s>=0.2",
     # the published T5 / SciBERT-era checkpoints ship only a sentencepiece vocabulary (spiece.model)
     "sentencepiece>=0.2",
     "protobuf>=4",

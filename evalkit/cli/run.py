@@ -96,7 +96,7 @@ def versions() -> dict[str, str]:
     import importlib.metadata as md
 
     out = {}
-    for package in ("torch", "transformers", "sentence-transformers", "rank-bm25", "bm25s", "ranx"):
+    for package in ("torch", "transformers", "sentence-transformers", "rank-bm25", "PyStemmer", "scipy", "numpy"):
         try:
             out[package] = md.version(package)
         except md.PackageNotFoundError:
