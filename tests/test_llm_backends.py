@@ -118,7 +118,7 @@ def test_cache_tolerates_a_truncated_last_line(tmp_path):
 
 
 def test_transformers_backend_with_tiny_causal_lm(tmp_path):
-    from tests.tiny_models import tiny_causal_lm
+    from tiny_models import tiny_causal_lm
 
     model = tiny_causal_lm(tmp_path / "lm")
     backend = load_backend("transformers", model, max_new_tokens=6, cache_path=tmp_path / "t.jsonl", batch_size=2)

@@ -164,7 +164,7 @@ def test_bad_options_and_unknown_documents():
 
 
 def test_tiny_causal_lm_through_the_transformers_backend(tmp_path):
-    from tests.tiny_models import tiny_causal_lm
+    from tiny_models import tiny_causal_lm
 
     model = tiny_causal_lm(tmp_path / "lm")
     corpus, queries, run = corpus_queries_run(6)

@@ -90,7 +90,7 @@ def test_nli_verifier_with_tiny_bert_and_label_mapping(tmp_path):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from tests.tiny_models import tiny_bert
+    from tiny_models import tiny_bert
 
     model = tiny_bert(tmp_path / "nli", num_labels=3)
     corpus, queries, run, _ = data(2, 4)
