@@ -8,13 +8,20 @@ claims), a JSON record of settings, timings and scores, and the fine-tuned
 model folder::
 
     python bench/scifact_dense.py zeroshot --out /work/artifacts/scifact
-    python bench/scifact_dense.py finetune --out /work/artifacts/scifact --epochs 2 --lr 3e-5
+    python bench/scifact_dense.py finetune --out /work/artifacts/scifact --threads 1
     evalkit compare ../shared/data/scifact/qrels/test.tsv ZS.trec FT.trec --metric ndcg@10
+
+Measured (2-core machine shared with other jobs, load average 3-12):
+zero-shot nDCG@10 0.6451 (MTEB: 0.645), 5,183 documents encoded in 1,660 s;
+fine-tuned (1 epoch, lr 3e-5, 16 pairs + 16 BM25 hard negatives per batch,
+training inputs cut at 128 tokens, 58 steps in 1,153 s) nDCG@10 0.6769,
+corpus encoded in 435 s; Wilcoxon p = 0.003 over the 300 test claims.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -39,10 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--field-separator", default=" ", help="between title and text (MTEB: a space)")
     parser.add_argument("--chunking", default="truncate")
     parser.add_argument("--max-seq-length", type=int, default=256, help="MTEB used the model's 256")
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=3e-5)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--train-max-seq-length", type=int, default=0, help="0 = --max-seq-length")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--train-max-seq-length", type=int, default=128, help="0 = --max-seq-length")
     parser.add_argument("--n-hard-negatives", type=int, default=1)
     parser.add_argument("--remine", action="store_true")
     parser.add_argument("--seed", type=int, default=42)
@@ -53,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    os.environ["EVALKIT_CACHE"] = tempfile.mkdtemp(prefix="scifact-dense-")  # a fresh embedding cache: honest timings
     from evalkit.corpus_formats import read_corpus, read_queries
     from evalkit.evaluation import evaluate
     from evalkit.formats import read_qrels
@@ -69,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     test_queries = queries.subset(test.relevant_docs(1))
     options = dict(model=args.model or minilm_path(), query_prefix="", passage_prefix="",
                    field_separator=args.field_separator, chunking=args.chunking, max_seq_length=args.max_seq_length,
-                   batch_size=64, seed=args.seed, embedding_cache=tempfile.mkdtemp(prefix="scifact-dense-"))
+                   batch_size=64, seed=args.seed)
     record: dict = {"mode": args.mode, "corpus_documents": len(corpus), "test_queries": len(test_queries),
                     "threads": args.threads}
     system = load_system("dense", **options)
