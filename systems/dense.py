@@ -169,7 +169,7 @@ class DenseRetriever(Retriever):
         tok = self.model.tokenizer
         head, tail, _ = self._template()
         prefix_ids = tok(prefix, add_special_tokens=False)["input_ids"] if prefix else []
-        room = self.model.max_seq_length - len(head) - len(tail)
+        room = (self.model.max_seq_length or 512) - len(head) - len(tail)  # None: a model without a limit
         size = (min(self.options.chunk_size, room) if chunked else room) - len(prefix_ids)
         if size <= (self.options.chunk_overlap if chunked else 0):
             raise UsageError(
