@@ -150,7 +150,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         submit_task = get_task(submit_task).name
         format_for_task(submit_task)
         submission_target = Path(submission_path or Path("submissions") / f"{stem}.zip")
-    for target in [out, *stage_paths.values(), *([submission_target] if submission_target else []), *([Path(report_path)] if report_path else [])]:
+    for target in [out, out.with_name(out.name + ".labels.tsv"), *stage_paths.values(), *([submission_target] if submission_target else []), *([Path(report_path)] if report_path else [])]:
         check_writable(target, force)
 
     the_corpus, the_queries = read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle)
@@ -177,10 +177,25 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     atomic_write(out, format_trec_run(result, tag=pipeline_config.name), force=force)
     write_sidecar(out, manifest)
     _echo(f"wrote {out} ({len(result.query_ids)} queries) and {out}.manifest.json")
+    if result.labels is not None:  # a labeler's verdicts: TREC runs have no column for them
+        labels_path = out.with_name(out.name + ".labels.tsv")
+        atomic_write(labels_path, labels_tsv(result), force=force)
+        _echo(f"wrote {labels_path} (query, document, rank, label)")
     for name, path in stage_paths.items():
         atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
     if gold:
         _score_and_report(click.get_current_context(), out, gold, stage_paths, report_path, force)
+
+
+def labels_tsv(run) -> str:
+    """``query_id<TAB>doc_id<TAB>rank<TAB>label`` for every labelled row, in rank order."""
+    ranked = run.ranked()
+    rows = ["query_id\tdoc_id\trank\tlabel"]
+    for q, d, r, row in zip(ranked.qidx.tolist(), ranked.didx.tolist(), ranked.rank.tolist(), ranked.row.tolist()):
+        label = run.labels[row]
+        if label is not None and label == label and str(label):
+            rows.append(f"{run.query_ids[q]}\t{run.doc_ids[d]}\t{r}\t{label}")
+    return "\n".join(rows) + "\n"
 
 
 def _score_and_report(ctx, out: Path, gold: str, stage_paths: dict, report_path: str | None, force: bool) -> None:
