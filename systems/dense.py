@@ -57,7 +57,7 @@ class DenseOptions:
     query_prefix: str = option("query: ", "prepended to every query (E5); '' for models without prefixes")
     passage_prefix: str = option("passage: ", "prepended to every document chunk (E5); '' for models without prefixes")
     fields: list[str] = option(["title", "text"], "document fields to embed: title, text, authors, journal, source")
-    field_separator: str = option("[SEP]", "text between fields; [SEP] means the tokenizer's separator token")
+    field_separator: str = option("[SEP]", "text between fields: [SEP] = the tokenizer's separator token, '' = a space (MTEB)")
     chunking: str = option("chunks", "chunks = overlapping windows, (mean + max)/2 pooled; truncate = cut at max_seq_length")
     chunk_size: int = option(510, "tokens per chunk, prefix included, special tokens excluded")
     chunk_overlap: int = option(50, "tokens shared by consecutive chunks")
@@ -267,7 +267,7 @@ class DenseRetriever(Retriever):
         sep = self.options.field_separator
         if sep == "[SEP]":
             sep = self.model.tokenizer.sep_token or self.model.tokenizer.eos_token or " "
-        return sep if sep.strip() == "" else f" {sep} "
+        return " " if sep.strip() == "" else f" {sep} "  # '' (as --set leaves ' ') means a space
 
     def document_texts(self, corpus: Corpus) -> list[str]:
         present = [f for f in self.options.fields if f in corpus.fields]

@@ -87,6 +87,7 @@ def test_chunk_windows_and_pooling_by_hand(model_path, corpus):
     tok = system.model.tokenizer
     text = system.document_texts(corpus)[0]
     assert text == f"paper 0 {tok.sep_token} {TEXTS[0]}"  # fields joined by the separator token
+    assert make(model_path, field_separator="").document_texts(corpus)[0] == f"paper 0 {TEXTS[0]}"  # MTEB style
     body = tok(text, add_special_tokens=False)["input_ids"]
     prefix = tok("passage: ", add_special_tokens=False)["input_ids"]
     size = 12 - len(prefix)
