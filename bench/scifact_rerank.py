@@ -79,7 +79,7 @@ def step_bm25(args) -> None:
 
 def ce_options(args) -> dict:
     return dict(
-        model=minilm(), max_length=args.max_length, epochs=args.epochs, lr=args.lr, batch_size=16,
+        model=args.init or minilm(), max_length=args.max_length, epochs=args.epochs, lr=args.lr, head_lr=args.head_lr, batch_size=16,
         hard_negatives=args.hard, negative_depth=args.negative_depth, random_negatives=args.random, seed=args.seed,
         eval_batch_size=32, device="cpu",
     )
@@ -94,8 +94,8 @@ def step_train_ce(args) -> None:
     start = time.perf_counter()
     system.fit(corpus, queries, qrels, first_stage=first)
     seconds = time.perf_counter() - start
-    system.save(args.out / "models" / "ce-minilm")
-    log(args.out, step="train-ce", seconds=round(seconds, 1), options={k: v for k, v in ce_options(args).items() if k != "model"})
+    system.save(args.out / "models" / args.name)
+    log(args.out, step="train-ce", name=args.name, seconds=round(seconds, 1), options={k: v for k, v in ce_options(args).items() if k != "model"})
 
 
 def step_rerank(args) -> None:
@@ -103,13 +103,13 @@ def step_rerank(args) -> None:
 
     corpus, queries, _ = load("test")
     first = read_run(args.out / args.first)
-    system = CrossEncoderReranker.load(args.out / "models" / "ce-minilm")
+    system = CrossEncoderReranker.load(args.out / "models" / args.name)
     start = time.perf_counter()
     run = system.rerank(corpus, queries, first, depth=args.depth)
     seconds = time.perf_counter() - start
-    write_run(run, args.out / "ce-minilm.trec", "ce-minilm")
+    write_run(run, args.out / f"{args.name}.trec", args.name)
     pairs = len(queries) * args.depth
-    log(args.out, step="rerank-ce", seconds=round(seconds, 1), pairs=pairs, pairs_per_s=round(pairs / seconds, 2))
+    log(args.out, step="rerank-ce", name=args.name, first=args.first, depth=args.depth, seconds=round(seconds, 1), pairs=pairs, pairs_per_s=round(pairs / seconds, 2))
 
 
 def step_ensemble(args) -> None:
@@ -151,10 +151,13 @@ def main() -> None:
     parser.add_argument("step", choices=["bm25", "train-ce", "rerank", "ensemble"])
     parser.add_argument("--out", type=Path, default=Path("/work/artifacts/scifact"))
     parser.add_argument("--first", default="fused-bm25-dense.trec", help="first-stage run (in --out) to rerank")
+    parser.add_argument("--name", default="ce-minilm", help="cross-encoder name: models/NAME/ and NAME.trec")
+    parser.add_argument("--init", help="train-ce: start from this cross-encoder folder instead of MiniLM")
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--head-lr", type=float, default=0.0, help="learning rate of the fresh scoring head (0: --lr)")
     parser.add_argument("--hard", type=int, default=2)
     parser.add_argument("--negative-depth", type=int, default=20)
     parser.add_argument("--random", type=int, default=1)

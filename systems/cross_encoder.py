@@ -168,6 +168,7 @@ class CrossEncoderOptions:
     eval_batch_size: int = option(32, "scoring batch size (pairs)")
     epochs: int = option(3, "training epochs")
     lr: float = option(2e-5, "AdamW learning rate")
+    head_lr: float = option(0.0, "learning rate of the scoring head (parameters outside the encoder); 0: same as LR")
     warmup: float = option(0.1, "fraction of training steps with linear learning-rate warm-up")
     weight_decay: float = option(0.01, "AdamW weight decay")
     hard_negatives: int = option(4, "negatives per positive sampled from the first-stage top NEGATIVE_DEPTH (minus positives)")

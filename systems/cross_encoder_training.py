@@ -144,6 +144,21 @@ def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Co
     return _train(model, items, loss, options, f"margin {margin:g}")
 
 
+def param_groups(hf: Any, lr: float, head_lr: float) -> list[dict[str, Any]]:
+    """Encoder parameters at ``lr``; the scoring head (outside ``hf.base_model``) at ``head_lr`` when given.
+
+    A fresh head on a checkpoint trained for something else (a bi-encoder's
+    near-silent pooler) moves too slowly at an encoder learning rate to spread
+    the logits within a few hundred steps; a larger head rate fixes that.
+    """
+    encoder = {id(p) for p in hf.base_model.parameters()}
+    body = [p for p in hf.parameters() if id(p) in encoder]
+    head = [p for p in hf.parameters() if id(p) not in encoder]
+    if not head_lr or not head:
+        return [{"params": body + head, "lr": lr}]
+    return [{"params": body, "lr": lr}, {"params": head, "lr": head_lr}]
+
+
 def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], Any], o: Any, what: str) -> list[float]:
     """AdamW + linear warm-up/decay over ``o.epochs`` seeded shuffles of ``items`` in batches of ``o.batch_size``."""
     import contextlib
@@ -165,7 +180,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
     scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 and device.startswith("cuda") else None
     steps_per_epoch = (len(items) + o.batch_size - 1) // o.batch_size
     total = steps_per_epoch * o.epochs
-    optimizer = torch.optim.AdamW(hf.parameters(), lr=o.lr, weight_decay=o.weight_decay)
+    optimizer = torch.optim.AdamW(param_groups(hf, o.lr, getattr(o, "head_lr", 0.0)), lr=o.lr, weight_decay=o.weight_decay)
     schedule = get_linear_schedule_with_warmup(optimizer, int(o.warmup * total), total)
     rng = random.Random(o.seed)
     order = list(range(len(items)))
