@@ -65,7 +65,8 @@ def first_stage(out: Path, name: str | None):
     for candidate in ([name] if name else ["ce-minilm.trec", "bm25.trec"]):
         path = out / candidate
         if path.exists():
-            return read_run(str(path)), candidate
+            run = read_run(str(path))
+            return run, f"{candidate} (sha256 {run.source.sha256[:12]})" if run.source else candidate
     raise SystemExit(f"no first-stage run in {out} (make one with: python bench/scifact_rerank.py bm25)")
 
 
@@ -87,7 +88,7 @@ def cmd_rankgpt(args) -> None:
     torch.set_num_threads(args.threads)
     corpus, queries, qrels = load(args.queries)
     run, source = first_stage(args.out, args.first)
-    run = run.with_name(Path(source).stem)
+    run = run.with_name(Path(source.split()[0]).stem)
     options = dict(model=args.model, window=args.window, step=args.step, passage_words=args.passage_words,
                    single_turn=args.single_turn, prompt=args.prompt, evidentiary=args.evidentiary, batch_size=args.batch_size)
     tag = f"rankgpt-smollm2-{'single' if args.single_turn else 'multi'}-{args.prompt}-w{args.passage_words}" + ("-evid" if args.evidentiary else "")
@@ -144,7 +145,7 @@ def cmd_verify(args) -> None:
         f"{q},{d},{label}" for q, d, label in zip(full.query_ids[full.qidx], full.doc_ids[full.didx], full.labels)]
     atomic_write(args.out / "scifact-verification-gold.csv", "\n".join(lines) + "\n", force=True)
     run, source = first_stage(args.out, args.first)
-    run = run.with_name(Path(source).stem)
+    run = run.with_name(Path(source.split()[0]).stem)
     if args.nli_model:
         system = load_system("nli-verifier", model=args.nli_model, min_nei_share=args.min_nei_share)
         tag = f"verify-nli-{Path(args.nli_model).name}"

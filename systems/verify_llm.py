@@ -14,7 +14,8 @@ Refutes or Not Enough Information (NEI):
   are asked one by one (one-step).
 
 Answers are read leniently (:func:`read_label`: the first label word found,
-"contradict" = Refutes, "neutral"/"insufficient" = NEI). An answer with no
+"contradict" = Refutes, "neutral"/"insufficient" = NEI, a negated label such as
+"is not supported" = NEI). An answer with no
 label is asked again with a reminder (``label_retries`` times); what is still
 unreadable becomes NEI (``on_bad_label=nei``, counted and reported on stderr)
 or fails (``on_bad_label=error``).
@@ -47,7 +48,9 @@ from .verify_nli import enforce_nei_share, labelled_run
 
 STRATEGIES = ("one-step", "two-step", "hybrid", "batched")
 SYSTEM = "You are a careful scientific fact-checker."
+NEGATED = r"(?:\bnot|n't|\bno|\bneither|\bnor)\s+(?:\w+\s+){0,3}?(?:support|refut|contradict|enough|sufficient|evidence)"
 LABEL_WORDS = [(re.compile(r"not enough|insufficient|\bnei\b|neutral|unrelated|no evidence", re.I), NEI),
+               (re.compile(NEGATED, re.I), NEI),
                (re.compile(r"refut|contradict", re.I), REFUTES), (re.compile(r"support", re.I), SUPPORTS)]
 ONE_STEP_REMINDER = "Answer with exactly one of: Supports, Refutes, Not Enough Information."
 POLARITY_REMINDER = "Answer with exactly one word: Supports or Refutes."

@@ -53,6 +53,8 @@ def oracle(messages, n):
 @pytest.mark.parametrize("answer, expected", [
     ("Supports", SUPPORTS), ("refutes.", REFUTES), ("Not Enough Information", NEI), ("NEI", NEI),
     ("The abstract contradicts the claim.", REFUTES), ("Label: SUPPORTS", SUPPORTS), ("neutral", NEI),
+    ("The claim is not supported by the abstract.", NEI), ("The abstract doesn't refute it", NEI),
+    ("Supports. The claim is not new.", SUPPORTS), ("It does not give enough detail to support it", NEI),
     ("banana", None), ("", None),
 ])
 def test_read_label(answer, expected):
