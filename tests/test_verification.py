@@ -198,3 +198,34 @@ def test_submission_written_validated_and_scored(tmp_path):
     f1 = score.values["F1 (weighted)"]
     assert score.official == "F1 (weighted)" and 0.85 < f1 < 1.0
     assert score.values["Accuracy"] == pytest.approx(17 / 18)
+
+
+def test_cli_pipeline_bm25_rankgpt_llm_verifier_to_a_verification_submission(tmp_path, cli):
+    """`evalkit run` on a TOML config chaining bm25 -> rankgpt -> llm-verifier, both LLM stages on the scripted server."""
+    import json
+
+    words = list(TRUTH)
+    (tmp_path / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": f"a{i}", "title": f"claim study {i}", "text": f"finding {words[i % 3]} here"}) + "\n" for i in range(12)))
+    (tmp_path / "claims.jsonl").write_text("".join(json.dumps({"_id": f"c{j}", "text": f"claim study {j}"}) + "\n" for j in (1, 2)))
+
+    def answer(messages, n):
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        return "[2] > [1]" if "passages" in prompt else oracle(messages, n)
+
+    with FakeChatServer(answer) as server:
+        llm = f'backend = "openai", model = "fake", base_url = "{server.base_url}", retry_wait = 0.01'
+        (tmp_path / "p.toml").write_text(
+            'name = "llm-pipeline"\n\n[[stages]]\nname = "bm25"\nsystem = "bm25"\nk = 12\n\n'
+            f'[[stages]]\nname = "rankgpt"\nsystem = "rankgpt"\ndepth = 12\noptions = {{ {llm}, window = 4, step = 2 }}\n\n'
+            f'[[stages]]\nname = "verify"\nsystem = "llm-verifier"\ndepth = 10\noptions = {{ {llm}, strategy = "two-step" }}\n')
+        result = cli("run", tmp_path / "p.toml", "--corpus", tmp_path / "corpus.jsonl", "--queries", tmp_path / "claims.jsonl",
+                     "--out", tmp_path / "run.trec", "--submit", "climatecheck2025-verification",
+                     "--submission", tmp_path / "predictions.csv", env={"EVALKIT_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    rows = (tmp_path / "predictions.csv").read_text().splitlines()
+    assert rows[0] == "claim_id,abstract_id,rank,label" and len(rows) == 21
+    for row in rows[1:]:
+        claim, abstract, rank, label = row.split(",")
+        assert label == TRUTH[words[int(abstract[1:]) % 3]]
+    assert any(r["messages"][-1]["content"].endswith("do not say any word or explain.") for r in server.requests)
