@@ -197,3 +197,14 @@ def test_training_ids_not_in_corpus_refused(tiny, data):
         load_system("cross-encoder", model=tiny, fields=["abstract"], **{k: v for k, v in SMALL.items()}).rerank(corpus, queries, first)
     with pytest.raises(UsageError, match="depth"):
         system.rerank(corpus, queries, first, depth=-1)
+
+
+def test_head_learning_rate_groups(tiny):
+    from evalkit.systems.cross_encoder_training import param_groups
+
+    hf = load_cross_encoder(tiny, 32, "cpu").transformers_model
+    body, head = param_groups(hf, 1e-4, 1e-3)
+    assert body["lr"] == 1e-4 and head["lr"] == 1e-3
+    assert {id(p) for p in head["params"]} == {id(hf.classifier.weight), id(hf.classifier.bias)}
+    assert len(body["params"]) + len(head["params"]) == len(list(hf.parameters()))
+    assert len(param_groups(hf, 1e-4, 0.0)) == 1
