@@ -6,6 +6,9 @@ Steps (outputs under ``--out``, default ``/work/artifacts/scifact``; timings in 
     python bench/scifact_llm.py --queries 30 verify --strategy one-step
     python bench/scifact_llm.py --queries 0 verify      # all 300 claims
 
+``verify --gold-pairs`` labels exactly the judged pairs (339 for all 300
+claims) instead of the top 10: verification alone, as with perfect retrieval
+(Recall@10 is then 1 by construction), and far cheaper than 3,000 pairs.
 ``verify`` also writes the whole test gold as ``scifact-verification-gold.csv``
 (ClimateCheck gold layout) for ``evalkit score SUBMISSION GOLD``.
 
@@ -144,8 +147,13 @@ def cmd_verify(args) -> None:
     lines = ["claim_id,abstract_id,annotation"] + [
         f"{q},{d},{label}" for q, d, label in zip(full.query_ids[full.qidx], full.doc_ids[full.didx], full.labels)]
     atomic_write(args.out / "scifact-verification-gold.csv", "\n".join(lines) + "\n", force=True)
-    run, source = first_stage(args.out, args.first)
-    run = run.with_name(Path(source.split()[0]).stem)
+    if args.gold_pairs:  # label exactly the judged pairs: verification alone, as if retrieval were perfect
+        from evalkit.data import Run
+
+        run, source = Run.from_scores({q: {d: 1.0 for d in docs} for q, docs in qrels.to_dict().items()}, name="gold"), "gold pairs"
+    else:
+        run, source = first_stage(args.out, args.first)
+        run = run.with_name(Path(source.split()[0]).stem)
     if args.nli_model:
         system = load_system("nli-verifier", model=args.nli_model, min_nei_share=args.min_nei_share)
         tag = f"verify-nli-{Path(args.nli_model).name}"
@@ -156,8 +164,11 @@ def cmd_verify(args) -> None:
     start = time.time()
     labelled = system.label(corpus, queries, run, depth=10)
     seconds = time.time() - start
-    path = write_submission(labelled, "climatecheck2025-verification", args.out / f"{tag}-n{len(queries)}.csv", force=True)
-    score = get_task("climatecheck2025-verification").score(read_run(str(path)), gold)
+    if args.gold_pairs:  # 1-5 pairs a claim: no valid submission, score the labelled run itself
+        path, score = None, get_task("climatecheck2025-verification").score(labelled, gold)
+    else:
+        path = write_submission(labelled, "climatecheck2025-verification", args.out / f"{tag}-n{len(queries)}.csv", force=True)
+        score = get_task("climatecheck2025-verification").score(read_run(str(path)), gold)
     predicted = collections.Counter(labelled.labels.tolist())
     log(args.out, {
         "step": "verify", "system": system.config(), "first_stage": source, "queries": len(queries),
@@ -166,7 +177,7 @@ def cmd_verify(args) -> None:
         "llm_calls": system.backend().calls if hasattr(system, "backend") else None,
         "stats": getattr(system, "stats", {}), "predicted_labels": dict(predicted),
         "gold_labels": dict(collections.Counter(gold.labels.tolist())),
-        "scores": {k: round(v, 4) for k, v in score.values.items()}, "notes": score.notes, "submission": str(path),
+        "scores": {k: round(v, 4) for k, v in score.values.items()}, "notes": score.notes, "submission": str(path) if path else None,
     })
 
 
@@ -194,6 +205,7 @@ def main(argv=None) -> None:
     verify.add_argument("--strategy", default="one-step")
     verify.add_argument("--passage-words", type=int, default=80)
     verify.add_argument("--min-nei-share", type=float, default=0.0)
+    verify.add_argument("--gold-pairs", action="store_true", help="label the judged pairs only (verification alone)")
     verify.add_argument("--nli-model", default=None, help="run nli-verifier with this NLI model instead of the LLM")
     verify.set_defaults(func=cmd_verify)
     args = parser.parse_args(argv)
