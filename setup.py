@@ -50,7 +50,17 @@ setup(
     package_data={"evalkit": ["py.typed"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     install_requires=CORE,
-    extras_require={"systems": SYSTEMS, "test": TEST, "all": TEST},
+    extras_require={
+        "systems": SYSTEMS,
+        # optional: faiss exact inner-product search for large corpora (dense search_backend=faiss)
+        "faiss": ["faiss-cpu>=1.7"],
+        # optional: spaCy lemmas for the AIRwaves BM25 analyzer (then: python -m spacy download en_core_web_sm)
+        "spacy": ["spacy>=3.5"],
+        # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
+        "llm": ["gguf>=0.10", "llama-cpp-python>=0.2"],
+        "test": TEST,
+        "all": TEST,
+    },
     entry_points={
         "console_scripts": ["evalkit=evalkit.cli:entry_point"],
         # built-in systems register exactly as third-party plugins do
