@@ -57,6 +57,7 @@ class EnsembleOptions:
     batch_size: int = option(16, "default training batch size (triplets)")
     lr: float = option(2e-5, "default AdamW learning rate")
     seed: int = option(42, "default seed")
+    head_lr: float = option(0.0, "learning rate of a fresh scoring head (0: the member's lr)")
     epochs: int = option(1, "training epochs per member")
     warmup: float = option(0.1, "fraction of steps with linear warm-up")
     random_negatives: int = option(10, "random negatives per positive")
@@ -132,7 +133,7 @@ class RerankerEnsemble(Reranker):
         o = self.options
         return CrossEncoderReranker(
             model=config.model, fields=list(o.fields), depth=o.depth, max_length=o.max_length, batch_size=config.batch_size,
-            eval_batch_size=o.eval_batch_size, epochs=o.epochs, lr=config.lr, warmup=o.warmup, seed=config.seed,
+            eval_batch_size=o.eval_batch_size, epochs=o.epochs, lr=config.lr, head_lr=o.head_lr, warmup=o.warmup, seed=config.seed,
             device=o.device, precision=o.precision, show_progress=o.show_progress,
         )
 
