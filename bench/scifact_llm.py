@@ -97,7 +97,8 @@ def cmd_rankgpt(args) -> None:
     run = run.with_name(Path(source.split()[0]).stem)
     options = dict(model=args.model, window=args.window, step=args.step, passage_words=args.passage_words,
                    single_turn=args.single_turn, prompt=args.prompt, evidentiary=args.evidentiary, batch_size=args.batch_size)
-    tag = f"rankgpt-smollm2-{'single' if args.single_turn else 'multi'}-{args.prompt}-w{args.passage_words}" + ("-evid" if args.evidentiary else "")
+    tag = (f"{run.name}-rankgpt-smollm2-{'single' if args.single_turn else 'multi'}-{args.prompt}-w{args.passage_words}"
+           + ("-evid" if args.evidentiary else "") + f"-n{len(queries)}")
     start = time.time()
     system = load_system("rankgpt", **options)
     reranked = system.rerank(corpus, queries, run, depth=args.depth)
@@ -171,7 +172,8 @@ def cmd_verify(args) -> None:
     if args.gold_pairs:  # 1-5 pairs a claim: no valid submission, score the labelled run itself
         path, score = None, get_task("climatecheck2025-verification").score(labelled, gold)
     else:
-        path = write_submission(labelled, "climatecheck2025-verification", args.out / f"{tag}-n{len(queries)}.csv", force=True)
+        name = f"{run.name}-{tag}-n{len(queries)}.csv"
+        path = write_submission(labelled, "climatecheck2025-verification", args.out / name, force=True)
         score = get_task("climatecheck2025-verification").score(read_run(str(path)), gold)
     predicted = collections.Counter(labelled.labels.tolist())
     log(args.out, {
@@ -229,7 +231,7 @@ def cmd_train_nli(args) -> None:
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
-            total += float(loss) * len(batch)
+            total += float(loss.detach()) * len(batch)
         print(f"epoch {epoch + 1}: loss {total / len(pairs):.4f}", flush=True)
     target = args.out / "models" / "nli-minilm-scifact"
     model.save_pretrained(target)
