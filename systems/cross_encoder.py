@@ -11,8 +11,8 @@ first-stage run (its top candidates minus the positives) plus random ones::
 The model is a sentence-transformers ``CrossEncoder`` loaded by hub name or
 local path; a plain BERT folder (or a sentence-transformers bi-encoder) gets a
 fresh one-logit scoring head (option ``head_lr`` trains it faster than the
-encoder: a bi-encoder checkpoint's near-silent pooler otherwise keeps the
-logits at the class prior for hundreds of steps). :meth:`CrossEncoderReranker.rerank` re-scores
+encoder: on a bi-encoder checkpoint, whose pooler output is near-silent, the
+logits otherwise stay at the class prior for a few hundred steps). :meth:`CrossEncoderReranker.rerank` re-scores
 the top ``depth`` documents of a run (:func:`evalkit.stages.rerank_candidates`)
 and keeps the rest below them (:func:`evalkit.stages.merge_reranked`).
 
