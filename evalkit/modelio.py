@@ -104,3 +104,27 @@ def cache_dir(*parts: str) -> Path:
     path = root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def settings_key(settings: Any) -> str:
+    """sha256 of the canonical JSON of ``settings``: the key of every on-disk cache (index, embeddings, expansions)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def weights_sha256(model: Any, tokenizer: Any = None) -> str:
+    """sha256 over the tokenizer vocabulary and every tensor's name, dtype and raw bytes: a model's identity."""
+    import hashlib
+    import json
+
+    import torch
+
+    vocab = sorted(tokenizer.get_vocab().items()) if tokenizer is not None else []
+    digest = hashlib.sha256(json.dumps(vocab).encode("utf-8"))
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode("utf-8"))
+        digest.update(str(tensor.dtype).encode("ascii"))
+        digest.update(tensor.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()

@@ -20,7 +20,6 @@ pickles, and a folder appears only complete (written aside, then renamed).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -43,8 +42,9 @@ ROW_CHUNK = 20_000  # documents whose weights are computed at once
 
 def cache_key(parts: dict[str, Any]) -> str:
     """Stable hash of everything the index depends on."""
-    text = json.dumps({"format": FORMAT_VERSION, "epsilon": EPSILON, **parts}, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+    from evalkit.modelio import settings_key
+
+    return settings_key({"format": FORMAT_VERSION, "epsilon": EPSILON, **parts})[:40]
 
 
 def analyze_to_ids(token_lists: Iterable[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray]:

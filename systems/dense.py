@@ -31,7 +31,6 @@ Neural Re-Ranking", CLEF 2025 Working Notes (arXiv:2509.19509); Wang et al.,
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -135,14 +134,9 @@ class DenseRetriever(Retriever):
     def model_identity(self) -> str:
         """sha256 over the weights and tokenizer vocabulary (the embedding-cache key of the model)."""
         if self._identity is None:
-            import torch
+            from evalkit.modelio import weights_sha256
 
-            digest = hashlib.sha256(repr(self.model).encode())
-            digest.update(str(len(self.model.tokenizer)).encode())
-            for name, tensor in self.model.state_dict().items():
-                digest.update(name.encode())
-                digest.update(tensor.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
-            self._identity = digest.hexdigest()
+            self._identity = weights_sha256(self.model, self.model.tokenizer)
         return self._identity
 
     # ------------------------------------------------------------- tokenising

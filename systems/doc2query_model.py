@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import math
 import random
 from typing import Any, Iterator, Sequence
@@ -47,17 +46,6 @@ def load_seq2seq(name_or_path: str) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def weights_sha256(model: Any, tokenizer: Any) -> str:
-    """sha256 over the tokenizer vocabulary and the state dict's names and raw bytes (the model's identity)."""
-    import torch
-
-    digest = hashlib.sha256(json.dumps(sorted(tokenizer.get_vocab().items())).encode("utf-8"))
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode("utf-8"))
-        digest.update(str(tensor.dtype).encode("ascii"))
-        data = tensor.detach().to("cpu").contiguous().reshape(-1)
-        digest.update(data.view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
 
 
 def _autocast(device: str, precision: str):

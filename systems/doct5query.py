@@ -23,7 +23,6 @@ a truncated last line (a run killed mid-write) is dropped and regenerated.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
+from evalkit.modelio import settings_key, weights_sha256
 from evalkit.modelio import cache_dir, pick_device
 from evalkit.registry import load_system, register_system
 from evalkit.stages import Retriever, option
@@ -129,9 +129,8 @@ class DocT5Query(Retriever):
     def model_identity(self) -> dict[str, Any]:
         """Name, weights sha256 and fit state: what the expansions depend on besides settings."""
         if "weights_sha256" not in self._state:
-            from evalkit.systems import doc2query_model
 
-            self._state["weights_sha256"] = doc2query_model.weights_sha256(*self._load_model())
+            self._state["weights_sha256"] = weights_sha256(*self._load_model())
         return {"model": self.options.model, "weights_sha256": self._state["weights_sha256"],
                 "fitted": self._state["fitted"]}
 
@@ -163,7 +162,7 @@ class DocT5Query(Retriever):
             device=pick_device(o.device), precision=o.precision, max_input_length=o.max_input_length,
             max_target_length=o.max_new_tokens,
         )
-        self._state = {"fitted": True, "weights_sha256": doc2query_model.weights_sha256(model, tokenizer),
+        self._state = {"fitted": True, "weights_sha256": weights_sha256(model, tokenizer),
                        "training_pairs": len(pairs), "epoch_losses": self.losses}
         return self
 
@@ -224,7 +223,7 @@ class DocT5Query(Retriever):
                                      "delete it or choose another expansions_path")
             return path
         settings = self.cache_settings(corpus)
-        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
+        key = settings_key(settings)
         return cache_dir("doct5query") / f"{key[:24]}.jsonl"
 
     def expand(self, corpus: Corpus) -> dict[str, list[str]]:

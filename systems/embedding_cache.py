@@ -11,7 +11,6 @@ instead of being silently used.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from pathlib import Path
@@ -20,14 +19,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from evalkit.errors import UsageError
+from evalkit.modelio import settings_key
 from evalkit.textio import atomic_write
 
 FILES = ("embeddings.npy", "ids.json", "settings.json")
 
 
-def settings_key(settings: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of ``settings`` (the cache folder name)."""
-    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def entry_folder(root: str | Path, settings: dict[str, Any]) -> Path:

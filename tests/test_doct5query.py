@@ -9,6 +9,7 @@ import pytest
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels
 from evalkit.errors import InputError, UsageError
+from evalkit.modelio import weights_sha256
 from evalkit.registry import describe_options, get_system_class, load_system
 from evalkit.systems import doc2query_model
 from evalkit.systems.doct5query import DEFAULT_MODEL, DocT5Query, read_expansions
@@ -110,7 +111,7 @@ def test_fit_trains_saves_and_loads(t5_path, tmp_path):
     loaded = DocT5Query.load(folder)
     assert loaded.options == model.options and loaded.losses == model.losses
     loaded_model, loaded_tokenizer = loaded._load_model()
-    assert doc2query_model.weights_sha256(loaded_model, loaded_tokenizer) == saved["state"]["weights_sha256"]
+    assert weights_sha256(loaded_model, loaded_tokenizer) == saved["state"]["weights_sha256"]
     assert loaded.expand(CORPUS) == expansions  # same key: served from the cache file
     loaded.options.expansions_path = str(tmp_path / "fresh.jsonl")
     assert loaded.expand(CORPUS) == expansions  # regenerated from the loaded weights

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION, warn
+from evalkit.cli.common import FORCE_OPTION
 
 CORPUS_OPTIONS = [
     click.option("--corpus", required=True, type=click.Path(dir_okay=False), help="Documents: BEIR JSONL, CSV/TSV/Parquet, id<TAB>text, TREC SGML, SMART, pickle."),
