@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-# Tests run tiny models: one thread each avoids OpenMP spin-waiting on the shared cores (10x faster here).
+# Tests run tiny models: one torch/OpenMP thread each avoids spin-waiting on the shared cores (10x faster here);
+# set before any test module imports torch, so every test (and every CLI subprocess) inherits it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -15,34 +15,10 @@ from evalkit.registry import get_system_class, load_system  # noqa: E402
 from evalkit.systems.cross_encoder import CrossEncoderReranker, load_cross_encoder, score_pairs  # noqa: E402
 from evalkit.systems.cross_encoder_training import bce_examples, check_training_data, sample_random  # noqa: E402
 
-from tiny_models import tiny_bert  # noqa: E402
+from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
-TEXTS = [
-    "Sea level rise is accelerating because of melting ice sheets.",
-    "Vitamin D supplementation reduces the risk of fractures in older adults.",
-    "CO2 emissions from coal plants increased global temperatures.",
-    "The vaccine showed 95 percent efficacy in the clinical trial.",
-    "Arctic sea ice extent reached a record low in September.",
-    "Gene expression in tumour cells is regulated by microRNA.",
-    "Coral reefs bleach when ocean temperatures rise.",
-    "Statins lower cholesterol and cardiovascular risk.",
-    "Sleep deprivation impairs memory consolidation.",
-    "Exercise improves insulin sensitivity in diabetes.",
-    "Antibiotic resistance spreads through horizontal gene transfer.",
-    "Air pollution is linked to asthma in children.",
-]
+TEXTS = SAMPLE_ABSTRACTS[:12]
 SMALL = dict(max_length=48, batch_size=4, eval_batch_size=8, epochs=2, lr=1e-3, show_progress=False, device="cpu")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models: one thread is fastest, and far faster on a loaded machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -28,15 +28,6 @@ QRELS = Qrels.from_dict({"q1": {"d1": 1, "d5": 1}, "q2": {"d2": 1, "d4": 0}, "q3
 SMALL = {"num_expansions": 3, "max_new_tokens": 8, "generation_batch_size": 2, "epochs": 4, "batch_size": 2, "lr": 3e-3}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models: one intra-op thread is fastest, and spin-waiting threads crawl on a shared CPU."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

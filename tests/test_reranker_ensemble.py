@@ -16,33 +16,11 @@ from evalkit.registry import get_system_class, load_system, parse_set_options  #
 from evalkit.systems.cross_encoder_training import negative_pools, train_triplets, triplets  # noqa: E402
 from evalkit.systems.reranker_ensemble import MemberConfig, RerankerEnsemble  # noqa: E402
 
-from tiny_models import tiny_bert  # noqa: E402
+from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
-TEXTS = [
-    "Sea level rise is accelerating because of melting ice sheets.",
-    "Vitamin D supplementation reduces the risk of fractures in older adults.",
-    "CO2 emissions from coal plants increased global temperatures.",
-    "The vaccine showed 95 percent efficacy in the clinical trial.",
-    "Arctic sea ice extent reached a record low in September.",
-    "Gene expression in tumour cells is regulated by microRNA.",
-    "Coral reefs bleach when ocean temperatures rise.",
-    "Statins lower cholesterol and cardiovascular risk.",
-    "Sleep deprivation impairs memory consolidation.",
-    "Exercise improves insulin sensitivity in diabetes.",
-]
+TEXTS = SAMPLE_ABSTRACTS[:10]
 SMALL = dict(max_length=48, eval_batch_size=8, batch_size=4, epochs=1, lr=1e-3, random_negatives=2, hard_negatives=2,
              pool_depth=8, hard_pool=5, depth=6, show_progress=False, device="cpu")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models: one thread is fastest, and far faster on a loaded machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

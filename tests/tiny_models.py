@@ -24,6 +24,20 @@ DEFAULT_TEXTS = [
     "Query passage document claim evidence supports refutes not enough information.",
     "[1] > [2] > [3] > [4] > [5] > [6] > [7] > [8] > [9] > [10] 0 1 2 3 4 5 6 7 8 9",
 ]
+SAMPLE_ABSTRACTS = [  # a small corpus for system tests (one topic each)
+    "Sea level rise is accelerating because of melting ice sheets.",
+    "Vitamin D supplementation reduces the risk of fractures in older adults.",
+    "CO2 emissions from coal plants increased global temperatures.",
+    "The vaccine showed 95 percent efficacy in the clinical trial.",
+    "Arctic sea ice extent reached a record low in September.",
+    "Gene expression in tumour cells is regulated by microRNA.",
+    "Coral reefs bleach when ocean temperatures rise.",
+    "Statins lower cholesterol and cardiovascular risk.",
+    "Sleep deprivation impairs memory consolidation.",
+    "Exercise improves insulin sensitivity in diabetes.",
+    "Antibiotic resistance spreads through horizontal gene transfer.",
+    "Air pollution is linked to asthma in children.",
+]
 SPECIAL_BERT = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
