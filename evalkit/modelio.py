@@ -128,3 +128,33 @@ def weights_sha256(model: Any, tokenizer: Any = None) -> str:
         digest.update(str(tensor.dtype).encode("ascii"))
         digest.update(tensor.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
+
+
+def grad_scaler(device: str, dtype: Any) -> Any:
+    """A ``torch.amp.GradScaler`` for fp16 on CUDA; ``None`` otherwise (bf16 and fp32 need none)."""
+    import torch
+
+    if dtype == torch.float16 and device.startswith("cuda"):
+        return torch.amp.GradScaler("cuda")
+    return None
+
+
+def optimizer_step(loss: Any, parameters: Any, optimizer: Any, scheduler: Any = None, scaler: Any = None, max_norm: float = 1.0) -> None:
+    """One training step shared by every trainer: zero grads, backward (scaled for fp16),
+    clip the gradient norm to ``max_norm``, step the optimizer, then the learning-rate schedule."""
+    import torch
+
+    params = list(parameters)
+    optimizer.zero_grad(set_to_none=True)
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        optimizer.step()
+    if scheduler is not None:
+        scheduler.step()

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
+from evalkit.modelio import grad_scaler, optimizer_step
 
 
 # --------------------------------------------------------------------- data
@@ -177,7 +178,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
     hf = model.transformers_model
     device = str(hf.device)
     dtype = autocast_dtype(device, o.precision)
-    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 and device.startswith("cuda") else None
+    scaler = grad_scaler(device, dtype)
     steps_per_epoch = (len(items) + o.batch_size - 1) // o.batch_size
     total = steps_per_epoch * o.epochs
     optimizer = torch.optim.AdamW(param_groups(hf, o.lr, getattr(o, "head_lr", 0.0)), lr=o.lr, weight_decay=o.weight_decay)
@@ -195,18 +196,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
             cast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype is not None else contextlib.nullcontext()
             with cast:
                 loss = loss_of(batch)
-            optimizer.zero_grad(set_to_none=True)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(hf.parameters(), 1.0)
-                scaler.step(optimizer)
-                scaler.update()
-            else:
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(hf.parameters(), 1.0)
-                optimizer.step()
-            schedule.step()
+            optimizer_step(loss, hf.parameters(), optimizer, schedule, scaler)
             running += float(loss.detach())
             bar.update(1)
             bar.set_postfix(loss=f"{running / (start // o.batch_size + 1):.4f}")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, seed_everything
+from evalkit.modelio import autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.systems.dense import DenseRetriever
@@ -104,7 +104,7 @@ def train(system: "DenseRetriever", corpus: Corpus, queries: Queries, qrels: Qre
     optimizer = torch.optim.AdamW(model.parameters(), lr=o.lr)
     total = steps_per_epoch * o.epochs
     scheduler = get_linear_schedule_with_warmup(optimizer, int(o.warmup_ratio * total), total)
-    scaler = torch.amp.GradScaler(device.split(":")[0], enabled=dtype == torch.float16)
+    scaler = grad_scaler(device, dtype)
     inference_length = model.max_seq_length
     try:
         return _epochs(system, corpus, train_queries, positives, first_stage, optimizer, scheduler, scaler, dtype, rng)
@@ -160,13 +160,7 @@ def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, sc
                 q_emb = model(q_feats)["sentence_embedding"]
                 d_emb = model(d_feats)["sentence_embedding"]
                 loss = mnrl_loss(q_emb, d_emb, mask.to(q_emb.device), o.scale)
-            optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            scaler.step(optimizer)
-            scaler.update()
-            scheduler.step()
+            optimizer_step(loss, model.parameters(), optimizer, scheduler, scaler)
             losses.append(float(loss.detach()))
         mean_loss = sum(losses) / max(len(losses), 1)
         if not math.isfinite(mean_loss):

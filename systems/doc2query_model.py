@@ -22,7 +22,7 @@ import random
 from typing import Any, Iterator, Sequence
 
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, model_load_error, resolve_model, seed_everything
+from evalkit.modelio import autocast_dtype, grad_scaler, model_load_error, optimizer_step, resolve_model, seed_everything
 
 SPIECE_EXAMPLE = "castorini/doc2query-t5-base-msmarco"
 
@@ -85,7 +85,7 @@ def fine_tune(
     steps = epochs * math.ceil(len(pairs) / batch_size)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps), max(steps, 1))
     context, dtype = _autocast(device, precision)
-    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
+    scaler = grad_scaler(device, dtype)
     order = list(range(len(pairs)))
     shuffler = random.Random(seed)
     losses: list[float] = []
@@ -102,18 +102,7 @@ def fine_tune(
             labels[labels == tokenizer.pad_token_id] = -100
             with context:
                 loss = model(**inputs, labels=labels).loss
-            optimizer.zero_grad(set_to_none=True)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                scaler.step(optimizer)
-                scaler.update()
-            else:
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-            scheduler.step()
+            optimizer_step(loss, model.parameters(), optimizer, scheduler, scaler)
             total += float(loss.detach())
             batches += 1
             bar.update(1)
