@@ -129,3 +129,19 @@ def test_installed_plugin_distribution_is_discovered_by_the_cli(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = (tmp_path / "r.trec").read_text().splitlines()
     assert [line.split()[2] for line in lines] == ["short", "long"]
+
+
+def test_system_modules_import_no_heavy_library():
+    """Listing or configuring systems must not load torch / transformers / sentence-transformers / ranx."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, evalkit.pipeline, evalkit.cli.run\n"
+        "from evalkit.registry import get_system_class, system_names\n"
+        "[get_system_class(n) for n in system_names()]\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'ranx') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
