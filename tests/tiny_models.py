@@ -13,17 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-DEFAULT_TEXTS = [
-    "Sea level rise is accelerating because of melting ice sheets.",
-    "Vitamin D supplementation reduces the risk of fractures in older adults.",
-    "CO2 emissions from coal plants increased global temperatures.",
-    "The vaccine showed 95 percent efficacy in the clinical trial.",
-    "Arctic sea ice extent reached a record low in September.",
-    "Gene expression in tumour cells is regulated by microRNA.",
-    "Coral reefs bleach when ocean temperatures rise.",
-    "Query passage document claim evidence supports refutes not enough information.",
-    "[1] > [2] > [3] > [4] > [5] > [6] > [7] > [8] > [9] > [10] 0 1 2 3 4 5 6 7 8 9",
-]
 SAMPLE_ABSTRACTS = [  # a small corpus for system tests (one topic each)
     "Sea level rise is accelerating because of melting ice sheets.",
     "Vitamin D supplementation reduces the risk of fractures in older adults.",
@@ -37,6 +26,10 @@ SAMPLE_ABSTRACTS = [  # a small corpus for system tests (one topic each)
     "Exercise improves insulin sensitivity in diabetes.",
     "Antibiotic resistance spreads through horizontal gene transfer.",
     "Air pollution is linked to asthma in children.",
+]
+DEFAULT_TEXTS = SAMPLE_ABSTRACTS[:7] + [  # tokenizer training text: abstracts plus prompt vocabulary
+    "Query passage document claim evidence supports refutes not enough information.",
+    "[1] > [2] > [3] > [4] > [5] > [6] > [7] > [8] > [9] > [10] 0 1 2 3 4 5 6 7 8 9",
 ]
 SPECIAL_BERT = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
