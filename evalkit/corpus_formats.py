@@ -23,8 +23,6 @@ or queries without any text are refused with ``FILE:LINE: problem``.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import re
@@ -102,28 +100,11 @@ def _beir_jsonl(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Reco
 
 
 def _table(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Record]:
-    text = loaded.text()
-    first = text.split("\n", 1)[0]
-    delimiter = "\t" if first.count("\t") >= max(1, first.count(",")) else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise InputError(loaded.label, "empty file") from None
-    last = reader.line_num
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(loaded.label, f"malformed quoting ({exc})", last + 1) from None
-        start, last = last + 1, reader.line_num
-        if not any(f.strip() for f in fields):
-            continue
-        if len(fields) != len(header):
-            raise InputError(loaded.label, f"expected {len(header)} fields as in the header, found {len(fields)}", start)
-        yield start, _canonical(dict(zip(header, fields)), mapping, loaded.label, start)
+    from evalkit.formats.tables import header_delimiter, read_delimited
+
+    header, records = read_delimited(loaded, header_delimiter(loaded))
+    for line, fields in records:
+        yield line, _canonical(dict(zip(header, fields)), mapping, loaded.label, line)
 
 
 def _id_text(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Record]:

@@ -88,7 +88,7 @@ def test_id_text(tmp_path):
         ("empty.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d2", "title": " ", "text": ""}\n', "empty.jsonl:2: document 'd2' has no text"),
         ("bad.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d2", \n', "bad.jsonl:2: not a JSON object"),
         ("noid.jsonl", '{"title": "x", "text": "a"}\n', "noid.jsonl:1: no id column"),
-        ("fields.tsv", "doc_id\ttext\nd1\ta\textra\n", "fields.tsv:2: expected 2 fields as in the header, found 3"),
+        ("fields.tsv", "doc_id\ttext\nd1\ta\textra\n", "fields.tsv:2: expected 2 tab-separated fields as in the header, found 3"),
         ("nothing.jsonl", "\n\n", "nothing.jsonl: no documents found"),
     ],
 )
