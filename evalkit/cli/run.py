@@ -161,9 +161,6 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         tq, tqrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping)
         inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
         pipeline.fit(the_corpus, tq, tqrels, progress=_echo)
-    elif pipeline.learnable_stages and any(getattr(pipeline.systems[s.name], "requires_fit", False) for s in pipeline.learnable_stages):
-        names = ", ".join(s.name for s in pipeline.learnable_stages)
-        raise UsageError(f"stages {names} must be fitted: give --train-queries and --train-qrels, or load = FOLDER in the config")
     runs = pipeline.run(the_corpus, the_queries, progress=_echo)
     result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
 
