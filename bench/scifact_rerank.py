@@ -151,17 +151,17 @@ def step_ensemble(args) -> None:
     )
     start = time.perf_counter()
     system.fit(corpus, train_queries, qrels, first_stage=read_run(args.out / "bm25-train.trec"))
-    log(args.out, step="train-ensemble", seconds=round(time.perf_counter() - start, 1), configs=args.config or DEFAULT_CONFIGS, train_queries=len(train_queries), max_length=args.max_length,
+    log(args.out, step="train-ensemble", tag=args.tag, seconds=round(time.perf_counter() - start, 1), configs=args.config or DEFAULT_CONFIGS, train_queries=len(train_queries), max_length=args.max_length,
         hard=args.hard, random=args.random)
-    system.save(args.out / "models" / "ce-ensemble")
+    system.save(args.out / "models" / f"ce-ensemble{args.tag}")
     corpus, queries, _ = load("test")
     first = read_run(args.out / args.first)
     start = time.perf_counter()
     members = system.member_runs(corpus, queries, first, depth=args.depth)
     for i, member in enumerate(members):
-        write_run(member, args.out / f"ce-member-{i}.trec", f"ce-member-{i}")
+        write_run(member, args.out / f"ce-member{args.tag}-{i}.trec", f"ce-member{args.tag}-{i}")
     fused = system.fuse_members(first, members, depth=args.depth)
-    write_run(fused, args.out / "ce-ensemble.trec", "ce-ensemble")
+    write_run(fused, args.out / f"ce-ensemble{args.tag}.trec", f"ce-ensemble{args.tag}")
     log(args.out, step="rerank-ensemble", seconds=round(time.perf_counter() - start, 1), pairs=len(queries) * args.depth * len(members))
 
 
@@ -186,6 +186,7 @@ def main() -> None:
     parser.add_argument("--config", action="append", help="ensemble member configuration, repeatable ({minilm}: the MiniLM path)")
     parser.add_argument("--pool-rerank", action="store_true", help="ensemble: re-rank the BM25 pool with the base model")
     parser.add_argument("--train-fraction", type=float, default=1.0, help="ensemble: train on this share of the train queries")
+    parser.add_argument("--tag", default="", help="ensemble: suffix of its files (ce-ensemble<TAG>.trec, ce-member<TAG>-<i>.trec, models/ce-ensemble<TAG>/)")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     import torch
