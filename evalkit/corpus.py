@@ -12,7 +12,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from evalkit.data import Source
+from evalkit.data import Qrels, Source
+from evalkit.errors import UsageError
 
 
 def _fingerprint(parts: Iterable[str]) -> str:
@@ -105,3 +106,17 @@ class Queries:
 
     def fingerprint(self) -> str:
         return _fingerprint([p for pair in zip(self.ids, self.texts) for p in pair])
+
+
+def check_judged_docs(corpus: Corpus, qrels: Qrels, label: str | None = None) -> None:
+    """Refuse qrels judging documents the corpus lacks (training on the wrong corpus).
+
+    ``label`` names the qrels in the error (default: its file path or name).
+    """
+    position = corpus.position()
+    missing = sorted({str(d) for d in qrels.doc_ids.tolist()} - set(position))
+    if missing:
+        where = label or (qrels.source.path if qrels.source is not None else qrels.name)
+        raise UsageError(
+            f"{where}: {len(missing)} judged document id(s) are not in the corpus (e.g. {', '.join(missing[:3])}); wrong corpus?"
+        )

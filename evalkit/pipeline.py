@@ -285,13 +285,3 @@ def training_queries(queries: Queries, qrels: Qrels, label: str, qrels_label: st
             f"{label}: {len(missing)} query ids of {qrels_label} are missing from this query file (e.g. {', '.join(missing[:3])})"
         )
     return queries.subset(judged)
-
-
-def check_qrels_docs(corpus: Corpus, qrels: Qrels, qrels_label: str) -> None:
-    """Refuse training qrels whose documents are not in the corpus."""
-    position = corpus.position()
-    missing = [str(d) for d in qrels.doc_ids if str(d) not in position]
-    if missing:
-        raise UsageError(
-            f"{qrels_label}: {len(missing)} judged document ids are not in the corpus (e.g. {', '.join(missing[:3])}); wrong corpus?"
-        )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Mapping, Sequence
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.modelio import grad_scaler, optimizer_step
@@ -28,12 +28,7 @@ from evalkit.modelio import grad_scaler, optimizer_step
 def check_training_data(corpus: Corpus, queries: Queries, qrels: Qrels) -> tuple[Queries, dict[str, list[str]]]:
     """The training queries and their positives; judged ids missing from corpus or queries -> UsageError."""
     where = qrels.source.path if qrels.source is not None else qrels.name
-    position = corpus.position()
-    unknown_docs = sorted({str(d) for d in qrels.doc_ids.tolist()} - set(position))
-    if unknown_docs:
-        raise UsageError(
-            f"{where}: {len(unknown_docs)} judged document id(s) are not in the corpus (e.g. {unknown_docs[0]!r}); wrong corpus?"
-        )
+    check_judged_docs(corpus, qrels, where)
     known_queries = set(queries.ids)
     unknown_queries = sorted({str(q) for q in qrels.query_ids.tolist()} - known_queries)
     if unknown_queries:

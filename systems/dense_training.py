@@ -26,7 +26,7 @@ import math
 import random
 from typing import TYPE_CHECKING, Any
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.modelio import autocast_dtype, grad_scaler, optimizer_step, seed_everything
@@ -37,14 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def training_positives(corpus: Corpus, queries: Queries, qrels: Qrels) -> dict[str, list[str]]:
     """``{query: [relevant doc, ...]}`` for queries present in ``queries``; unknown doc ids are refused."""
+    check_judged_docs(corpus, qrels)
     relevant = qrels.relevant_docs(1)
-    position = corpus.position()
-    unknown = sorted({d for docs in relevant.values() for d in docs if d not in position})
-    if unknown:
-        label = qrels.source.path if getattr(qrels, "source", None) else "training qrels"
-        raise UsageError(
-            f"{label}: {len(unknown)} relevant document ids are not in the corpus (e.g. {', '.join(unknown[:5])})"
-        )
     known = set(queries.ids)
     positives = {q: list(docs) for q, docs in relevant.items() if q in known and docs}
     if not positives:

@@ -248,7 +248,7 @@ def test_bad_inputs(model_path, corpus, queries, tmp_path):
     with pytest.raises(UsageError, match="cannot load"):
         load_system("dense", model=str(broken)).retrieve(corpus, queries)
     qrels = Qrels.from_dict({"q1": {"d0": 1, "ghost-7": 1}, "q2": {"ghost-3": 1}})
-    with pytest.raises(UsageError, match=r"2 relevant document ids are not in the corpus \(e.g. ghost-3, ghost-7\)"):
+    with pytest.raises(UsageError, match=r"2 judged document id\(s\) are not in the corpus \(e.g. ghost-3, ghost-7\); wrong corpus\?"):
         make(model_path).fit(corpus, queries, qrels)
     with pytest.raises(UsageError, match="chunking"):
         load_system("dense", chunking="sliding")

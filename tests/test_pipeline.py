@@ -193,7 +193,7 @@ def test_cli_run_single_system_with_set_and_submission(tmp_path):
         ("option", "unknown option 'colour' for system bm25"),
         ("set", "option k1='high': expected float"),
         ("config", "bad.toml: stage 1: unknown key 'sytem'"),
-        ("train", "train.qrels: 1 judged document ids are not in the corpus (e.g. d9)"),
+        ("train", "train.qrels: 1 judged document id(s) are not in the corpus (e.g. d9); wrong corpus?"),
         ("train-queries", "1 query ids of"),
     ],
 )

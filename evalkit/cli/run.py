@@ -40,11 +40,12 @@ def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
     """Training queries restricted to those the qrels judge, checked against the corpus."""
     from evalkit.corpus_formats import read_queries
     from evalkit.formats import read_qrels
-    from evalkit.pipeline import check_qrels_docs, training_queries
+    from evalkit.corpus import check_judged_docs
+    from evalkit.pipeline import training_queries
 
     qrels = read_qrels(train_qrels)
     queries = training_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
-    check_qrels_docs(corpus, qrels, str(train_qrels))
+    check_judged_docs(corpus, qrels, str(train_qrels))
     _echo(f"training: {len(queries)} queries, {qrels.n_rows} judgments from {train_qrels}")
     return queries, qrels
 
