@@ -68,10 +68,29 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
+PRECISIONS = ("auto", "bf16", "bfloat16", "fp16", "float16", "fp32", "float32", "none", "no")
+
+
+def device_option() -> Any:
+    """The ``device`` option of every torch-based system (resolved by :func:`pick_device`)."""
+    from evalkit.stages import option
+
+    return option("auto", "auto (cuda, else mps, else cpu), cpu, cuda, cuda:1, mps")
+
+
+def precision_option() -> Any:
+    """The ``precision`` option of every torch-based system (resolved by :func:`autocast_dtype`)."""
+    from evalkit.stages import option
+
+    return option("auto", "mixed precision: auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32")
+
+
 def autocast_dtype(device: str, precision: str = "auto") -> Any:
     """torch dtype for mixed precision: ``auto`` = bf16 on GPUs that support it, fp16 on others, None on CPU."""
     import torch
 
+    if precision not in PRECISIONS:
+        raise UsageError(f"precision {precision!r}: expected auto, bf16, fp16 or fp32")
     if precision in ("fp32", "float32", "none", "no"):
         return None
     if precision in ("bf16", "bfloat16"):

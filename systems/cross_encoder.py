@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, model_load_error, pick_device, resolve_model
+from evalkit.modelio import autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
 from evalkit.stages import Reranker, merge_reranked, option, rerank_candidates
 
@@ -177,8 +177,8 @@ class CrossEncoderOptions:
     negative_depth: int = option(30, "first-stage depth that hard negatives are drawn from")
     random_negatives: int = option(1, "negatives per positive drawn at random from the corpus")
     seed: int = option(42, "seed of sampling, head initialisation and shuffling")
-    device: str = option("auto", "auto, cpu, cuda, cuda:1, mps")
-    precision: str = option("auto", "mixed precision on GPU: auto (bf16 if supported, else fp16), fp16, bf16, fp32")
+    device: str = device_option()
+    precision: str = precision_option()
     show_progress: bool = option(True, "tqdm progress bars")
 
 

@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from evalkit.systems import embedding_cache
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, cache_dir, model_load_error, pick_device, resolve_model
+from evalkit.modelio import autocast_dtype, cache_dir, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
 from evalkit.stages import Retriever, option
-from evalkit.systems import embedding_cache
 from evalkit.textio import atomic_write
 
 CORPUS_FIELDS = ("title", "text", "authors", "journal", "source")
@@ -63,8 +63,8 @@ class DenseOptions:
     max_seq_length: int = option(0, "longest input in tokens incl. special tokens; 0 = the model's own setting")
     batch_size: int = option(32, "sequences per encoding batch")
     search_backend: str = option("auto", "exact search: auto (faiss IndexFlatIP if installed, else numpy), numpy, faiss")
-    device: str = option("auto", "auto, cpu, cuda, cuda:1, mps")
-    precision: str = option("auto", "auto (bf16/fp16 on GPU, fp32 on CPU), fp32, fp16, bf16")
+    device: str = device_option()
+    precision: str = precision_option()
     embedding_cache: str = option("auto", "auto = evalkit cache folder, none = off, or a folder for this corpus")
     lr: float = option(7e-6, "training: AdamW learning rate (AIRwaves: 7e-6 for e5-large-v2)")
     epochs: int = option(1, "training: passes over the (query, positive) pairs")

@@ -31,8 +31,7 @@ from typing import Any
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
-from evalkit.modelio import settings_key, weights_sha256
-from evalkit.modelio import cache_dir, pick_device
+from evalkit.modelio import cache_dir, device_option, pick_device, precision_option, settings_key, weights_sha256
 from evalkit.registry import load_system, register_system
 from evalkit.stages import Retriever, option
 from evalkit.textio import atomic_write
@@ -99,8 +98,8 @@ class DocT5Query(Retriever):
         batch_size: int = option(8, "fine-tuning batch size")
         lr: float = option(1e-4, "AdamW learning rate")
         seed: int = option(42, "seed of training and of sampling")
-        device: str = option("auto", "auto, cpu, cuda, cuda:1, mps")
-        precision: str = option("auto", "mixed precision on GPU: auto, bf16, fp16, fp32")
+        device: str = device_option()
+        precision: str = precision_option()
         analyzer: str | None = option(None, "BM25 analyzer (None: the bm25 system's default)")
         k1: float | None = option(None, "BM25 k1 (None: the bm25 system's default)")
         b: float | None = option(None, "BM25 b (None: the bm25 system's default)")

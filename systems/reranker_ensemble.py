@@ -27,12 +27,14 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from evalkit.systems.cross_encoder import CrossEncoderReranker, check_fields, rerank_run
+
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
+from evalkit.modelio import device_option, precision_option
 from evalkit.registry import register_system
 from evalkit.stages import Reranker, merge_reranked, option
-from evalkit.systems.cross_encoder import CrossEncoderReranker, check_fields, rerank_run
 
 DEFAULT_MODELS = ["BAAI/bge-reranker-large", "BAAI/bge-reranker-v2-m3"]
 CONFIG_KEYS = {"model": str, "margin": float, "batch_size": int, "lr": float, "seed": int}
@@ -70,8 +72,8 @@ class EnsembleOptions:
     fields: list[str] = option(["title", "text"], "document fields joined as the document text")
     max_length: int = option(512, "maximum tokens of query + document")
     eval_batch_size: int = option(32, "scoring batch size (pairs)")
-    device: str = option("auto", "auto, cpu, cuda, cuda:1, mps")
-    precision: str = option("auto", "mixed precision on GPU: auto, fp16, bf16, fp32")
+    device: str = device_option()
+    precision: str = precision_option()
     show_progress: bool = option(True, "tqdm progress bars")
 
 

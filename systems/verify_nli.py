@@ -24,6 +24,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, normalize_label
+from evalkit.modelio import device_option, precision_option
 from evalkit.registry import register_system
 from evalkit.stages import Labeler, option, rerank_candidates
 
@@ -89,8 +90,8 @@ class NLIOptions:
     max_length: int = option(512, "maximum tokens of the pair (longest first truncated)")
     batch_size: int = option(16, "pairs per batch")
     min_nei_share: float = option(0.0, "calibrate: at least this share of labels is NEI (least evidence first)")
-    device: str = option("auto", "auto, cpu, cuda, mps")
-    precision: str = option("auto", "mixed precision on GPU: auto, fp16, bf16, fp32")
+    device: str = device_option()
+    precision: str = precision_option()
 
 
 @register_system

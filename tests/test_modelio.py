@@ -1,0 +1,51 @@
+"""Shared plumbing of the neural systems: model paths, devices, precision, seeds."""
+import dataclasses
+
+import pytest
+
+from evalkit.errors import UsageError
+from evalkit.modelio import PRECISIONS, autocast_dtype, looks_like_path, pick_device, resolve_model
+
+torch = pytest.importorskip("torch")
+
+
+def test_resolve_model_tells_paths_from_hub_names(tmp_path):
+    assert resolve_model("intfloat/e5-large-v2") == "intfloat/e5-large-v2"  # hub name: checked when loading
+    assert looks_like_path("./model") and looks_like_path("/abs/model") and looks_like_path("a/b/c")
+    assert not looks_like_path("BAAI/bge-reranker-large")
+    with pytest.raises(UsageError, match="nope: cross-encoder path does not exist"):
+        resolve_model(str(tmp_path / "nope"), "cross-encoder")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="not a model folder"):
+        resolve_model(str(tmp_path / "empty"))
+    (tmp_path / "weights.txt").write_text("x")
+    with pytest.raises(UsageError, match="is a file, not a model folder"):
+        resolve_model(str(tmp_path / "weights.txt"))
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "config.json").write_text("{}")
+    assert resolve_model(str(tmp_path / "ok")) == str(tmp_path / "ok")
+
+
+def test_device_and_precision():
+    assert pick_device("cpu") == "cpu"
+    assert pick_device("auto") in {"cpu", "cuda", "mps"}
+    if not torch.cuda.is_available():
+        with pytest.raises(UsageError, match="CUDA is not available"):
+            pick_device("cuda:1")
+    assert autocast_dtype("cpu") is None  # auto: no mixed precision on CPU
+    assert autocast_dtype("cpu", "fp32") is None
+    assert autocast_dtype("cuda", "fp16") is torch.float16
+    assert autocast_dtype("cpu", "bf16") is torch.bfloat16
+    with pytest.raises(UsageError, match="precision 'fp8': expected auto, bf16, fp16 or fp32"):
+        autocast_dtype("cpu", "fp8")
+    assert "auto" in PRECISIONS
+
+
+def test_torch_systems_share_device_and_precision_options():
+    from evalkit.registry import get_system_class
+
+    helps = set()
+    for name in ("dense", "cross-encoder", "reranker-ensemble", "doct5query", "nli-verifier"):
+        fields = {f.name: f for f in dataclasses.fields(get_system_class(name).Options)}
+        helps.add((fields["device"].metadata["help"], fields["precision"].metadata["help"]))
+    assert len(helps) == 1
