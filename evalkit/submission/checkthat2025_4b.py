@@ -15,7 +15,7 @@ from typing import Sequence
 
 from evalkit.listparse import ListLiteralError, format_id_list, parse_id_list
 from evalkit.submission import Expectations, SubmissionFormat, register
-from evalkit.submission.container import SubmissionText, delimited_records
+from evalkit.submission.container import SubmissionText, header_and_records
 from evalkit.submission.problems import Problems
 from evalkit.submission.references import check_coverage, resolve_split
 
@@ -71,18 +71,11 @@ def _check_ids(query: str, ids: list[str], line: int, expectations: Expectations
 
 
 def check(submission: SubmissionText, expectations: Expectations, problems: Problems) -> None:
-    text = submission.text
-    first = next(line for line in text.split("\n") if line.strip())
-    delimiter = "\t"
-    if "\t" not in first and "," in first:
-        delimiter = ","
-        problems.error("delimiter", "comma-separated; the official format is tab-separated (post_id<TAB>preds)", 1)
-    records = delimited_records(text, delimiter, problems)
-    head = next(records, None)
-    if head is None:
-        problems.error("content", "no header line", 1)
+    complaint = "comma-separated; the official format is tab-separated (post_id<TAB>preds)"
+    read = header_and_records(submission.text, "\t", ",", problems, complaint)
+    if read is None:
         return
-    header_line, header = head
+    delimiter, header_line, header, records = read
     if header != HEADER:
         problems.error("header", f"header is {delimiter.join(header)!r}; expected exactly 'post_id<TAB>preds'", header_line)
     columns = None

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from evalkit.labels import LABELS, normalize_label
 from evalkit.submission import Expectations, SubmissionFormat, register
-from evalkit.submission.container import SubmissionText, delimited_records
+from evalkit.submission.container import SubmissionText, header_and_records
 from evalkit.submission.problems import Problems
 from evalkit.submission.references import check_coverage, resolve_split
 
@@ -38,18 +38,10 @@ def _check_header(header: list[str], line: int, expectations: Expectations, prob
 
 
 def check(submission: SubmissionText, expectations: Expectations, problems: Problems) -> None:
-    text = submission.text
-    first = next(line for line in text.split("\n") if line.strip())
-    delimiter = ","
-    if "," not in first and "\t" in first:
-        delimiter = "\t"
-        problems.error("delimiter", "tab-separated; the official format is comma-separated (CSV)", 1)
-    records = delimited_records(text, delimiter, problems)
-    head = next(records, None)
-    if head is None:
-        problems.error("content", "no header line", 1)
+    read = header_and_records(submission.text, ",", "\t", problems, "tab-separated; the official format is comma-separated (CSV)")
+    if read is None:
         return
-    header_line, header = head
+    _, header_line, header, records = read
     columns = _check_header(header, header_line, expectations, problems)
     if columns is None:
         return

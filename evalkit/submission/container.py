@@ -150,3 +150,24 @@ def delimited_records(text: str, delimiter: str, problems: Problems) -> Iterator
         start, last = last + 1, reader.line_num
         if fields and any(f.strip() for f in fields):
             yield start, fields
+
+
+def header_and_records(
+    text: str, official: str, other: str, problems: Problems, complaint: str
+) -> tuple[str, int, list[str], Iterator[tuple[int, list[str]]]] | None:
+    """``(delimiter, header line, header, records)`` of a delimited submission, or None without a header.
+
+    The delimiter is ``official`` unless the first non-blank line has only
+    ``other``; that is read anyway and reported as ``complaint`` on line 1.
+    """
+    first = next(line for line in text.split("\n") if line.strip())
+    delimiter = official
+    if official not in first and other in first:
+        delimiter = other
+        problems.error("delimiter", complaint, 1)
+    records = delimited_records(text, delimiter, problems)
+    head = next(records, None)
+    if head is None:
+        problems.error("content", "no header line", 1)
+        return None
+    return delimiter, head[0], head[1], records
