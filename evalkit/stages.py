@@ -105,10 +105,21 @@ class Labeler(System):
 STAGE_KINDS = ("retriever", "reranker", "labeler")
 
 
-def rerank_candidates(queries: Queries, run: Run, depth: int) -> dict[str, list[str]]:
-    """The top ``depth`` documents of each query of ``run`` (ranking rule order), for queries in ``queries``."""
+def rerank_candidates(queries: Queries, run: Run, depth: int, corpus: Corpus, who: str) -> dict[str, list[str]]:
+    """The top ``depth`` documents of each query of ``run`` (ranking rule order), for queries in ``queries``.
+
+    A document the corpus lacks means the run belongs to another corpus: a
+    :class:`UsageError` naming ``who`` (the system), not an empty text.
+    """
+    if depth <= 0:
+        raise UsageError(f"{who}: depth must be positive (got {depth})")
     lists = run.to_lists(depth)
-    return {q: lists.get(q, []) for q in queries.ids}
+    candidates = {q: lists.get(q, []) for q in queries.ids}
+    known = corpus.position()
+    missing = next((d for docs in candidates.values() for d in docs if d not in known), None)
+    if missing is not None:
+        raise UsageError(f"{who}: document {missing!r} of run {run.name} is not in the corpus (wrong corpus?)")
+    return candidates
 
 
 def merge_reranked(run: Run, reranked: dict[str, dict[str, float]], depth: int) -> Run:

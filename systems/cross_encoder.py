@@ -141,10 +141,8 @@ def rerank_run(
     name: str | None = None,
 ) -> Run:
     """``run`` with its top ``depth`` per query re-scored by ``model``, the rest kept below in order."""
-    if depth <= 0:
-        raise UsageError(f"rerank depth must be positive (got {depth})")
     check_fields(corpus, fields)
-    candidates = rerank_candidates(queries, run, depth)
+    candidates = rerank_candidates(queries, run, depth, corpus, name or "cross-encoder")
     text = doc_text_lookup(corpus, fields)
     qtext = queries.as_dict()
     keys = [(q, d) for q, docs in candidates.items() for d in docs]

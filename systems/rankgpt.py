@@ -122,14 +122,8 @@ class RankGPT(LLMSystem, Reranker):
         return orders
 
     def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 100) -> Run:
-        if depth <= 0:
-            raise UsageError(f"rerank depth must be positive (got {depth})")
         check_fields(corpus, self.options.fields)
-        candidates = rerank_candidates(queries, run, depth)
-        known = corpus.position()
-        missing = next((d for docs in candidates.values() for d in docs if d not in known), None)
-        if missing is not None:
-            raise UsageError(f"rankgpt: document {missing!r} of run {run.name} is not in the corpus (wrong corpus?)")
+        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
         orders = self.permute(queries, candidates, doc_text_lookup(corpus, self.options.fields))
         if self.stats.get("unparsed"):
             print(f"rankgpt: {self.stats['unparsed']} of {self.stats['prompts']} answers named no passage "

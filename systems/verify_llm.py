@@ -220,11 +220,9 @@ class LLMVerifier(LLMSystem, Labeler):
         return [str(label) for label in labels]
 
     def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:
-        if depth <= 0:
-            raise UsageError(f"labelling depth must be positive (got {depth})")
         o = self.options
         check_fields(corpus, o.fields)
-        candidates = rerank_candidates(queries, run, depth)
+        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
         claim, text = queries.as_dict(), doc_text_lookup(corpus, o.fields)
         keys = [(q, d) for q, docs in candidates.items() for d in docs]
         pairs = [(claim[q], truncate_words(text(d), o.passage_words)) for q, d in keys]

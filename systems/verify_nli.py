@@ -147,10 +147,8 @@ class NLIVerifier(Labeler):
         return out
 
     def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:
-        if depth <= 0:
-            raise UsageError(f"labelling depth must be positive (got {depth})")
         check_fields(corpus, self.options.fields)
-        candidates = rerank_candidates(queries, run, depth)
+        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
         claim, text = queries.as_dict(), doc_text_lookup(corpus, self.options.fields)
         keys = [(q, d) for q, docs in candidates.items() for d in docs]
         probs = self.probabilities([(claim[q], text(d)) for q, d in keys])

@@ -183,6 +183,9 @@ def test_training_ids_not_in_corpus_refused(tiny, data):
         load_system("cross-encoder", model=tiny, fields=["abstract"], **{k: v for k, v in SMALL.items()}).rerank(corpus, queries, first)
     with pytest.raises(UsageError, match="depth"):
         system.rerank(corpus, queries, first, depth=-1)
+    foreign = Run.from_rows(["q1"], ["elsewhere-1"], [1.0], name="foreign")
+    with pytest.raises(UsageError, match="document 'elsewhere-1' of run foreign is not in the corpus"):
+        system.rerank(corpus, queries, foreign)
 
 
 def test_head_learning_rate_groups(tiny):

@@ -52,7 +52,7 @@ class Reverse(Reranker):
         return self
 
     def rerank(self, corpus, queries, run, depth=100):
-        top = rerank_candidates(queries, run, depth)
+        top = rerank_candidates(queries, run, depth, corpus, self.name)
         return merge_reranked(run, {q: {d: float(i) for i, d in enumerate(docs)} for q, docs in top.items()}, depth)
 
 
