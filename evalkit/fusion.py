@@ -14,6 +14,12 @@
 
 Runs over different query sets are refused unless ``allow_partial`` (then the
 union is fused; a run contributes nothing to queries it does not answer).
+
+Fused scores are rounded to 12 significant digits (:func:`snap_scores`): ranx
+adds the runs' contributions in input order, so two documents whose sums are
+equal (RRF ranks (1, 2, 8) and (2, 8, 1)) could differ in the last bit and
+the input order of the runs would decide their order. Rounded, they tie and
+the ranking rule (doc id descending) decides, whatever the order of the runs.
 """
 from __future__ import annotations
 
@@ -125,9 +131,28 @@ def to_ranx(run: Run, queries: Sequence[str], depth: int | None = None):
     return RanxRun({q: scores.get(q, {}) for q in queries}, name=run.name)
 
 
+SCORE_DIGITS = 12
+
+
+def snap_scores(values: Any, digits: int = SCORE_DIGITS) -> Any:
+    """``values`` rounded to ``digits`` significant digits (float64 array), so sums equal up to addition order are equal."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values) & (values != 0)
+    magnitude = np.floor(np.log10(np.abs(values), out=np.zeros_like(values), where=finite))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = 10.0 ** (digits - 1 - magnitude)
+        snapped = np.round(values * scale) / scale
+    return np.where(np.isfinite(snapped), snapped, values)  # extreme magnitudes stay as they are
+
+
 def from_ranx(fused, queries: Sequence[str], name: str) -> Run:
+    """The fused ranx run as an evalkit run, scores snapped (:func:`snap_scores`)."""
     data = fused.to_dict()
-    return Run.from_scores({q: dict(data.get(q, {})) for q in queries}, name=name)
+    per_query = [(q, list(data.get(q, {}).items())) for q in queries]
+    snapped = iter(snap_scores([score for _, items in per_query for _, score in items]).tolist())
+    return Run.from_scores({q: {doc: next(snapped) for doc, _ in items} for q, items in per_query}, name=name)
 
 
 def resolve_params(method: FusionMethod, n_runs: int, weights, rrf_k, extra: Mapping[str, Any] | None) -> dict[str, Any]:
