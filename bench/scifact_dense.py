@@ -16,6 +16,10 @@ zero-shot nDCG@10 0.6451 (MTEB: 0.645), 5,183 documents encoded in 1,660 s;
 fine-tuned (1 epoch, lr 3e-5, 16 pairs + 16 BM25 hard negatives per batch,
 training inputs cut at 128 tokens, 58 steps in 1,153 s) nDCG@10 0.6769,
 corpus encoded in 435 s; Wilcoxon p = 0.003 over the 300 test claims.
+Two epochs (``--epochs 2``): 0.6772 (479 s training); two epochs re-mining
+the hard negatives with the model after the first (``--epochs 2 --remine``):
+0.6954 (825 s incl. one corpus encoding), +0.0182 over BM25 negatives only,
+Wilcoxon p = 0.029.
 """
 from __future__ import annotations
 
