@@ -71,14 +71,16 @@ def test_stages_chain_fuse_and_rerank(test_systems):
         {"name": "text", "system": "word-overlap-test", "options": {"field": "text"}},
         {"name": "rrf", "fuse": ["title", "text"], "method": "rrf", "params": {"k": 10}},
         {"name": "rev", "system": "reverse-test", "depth": 2},
+        {"name": "final", "fuse": ["rrf", "rev"], "method": "rrf"},  # first stage kept in the result
     ))
     runs = pipeline.run(CORPUS, QUERIES)
-    assert list(runs) == ["title", "text", "rrf", "rev"]
+    assert list(runs) == ["title", "text", "rrf", "rev", "final"]
     expected = fuse([runs["title"], runs["text"]], "rrf", params={"k": 10})
     assert runs["rrf"].to_lists() == expected.to_lists()
     fused, reranked = runs["rrf"].to_lists(), runs["rev"].to_lists()
     for q in fused:
         assert reranked[q][:2] == fused[q][:2][::-1] and reranked[q][2:] == fused[q][2:]
+    assert runs["final"].to_lists() == fuse([runs["rrf"], runs["rev"]], "rrf").to_lists()
 
 
 def test_fit_runs_earlier_stages_on_training_queries(test_systems):
