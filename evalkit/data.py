@@ -169,6 +169,23 @@ class Run:
     def with_name(self, name: str) -> "Run":
         return replace(self, name=name)
 
+    def restrict(self, query_ids: Iterable[str]) -> "Run":
+        """The rows of the queries in ``query_ids`` only (row order, scores and labels kept)."""
+        wanted = {str(q) for q in query_ids}
+        keep = np.fromiter((str(q) in wanted for q in self.query_ids), dtype=bool, count=len(self.query_ids))
+        if keep.all():
+            return self
+        rows = keep[self.qidx]
+        code = np.cumsum(keep) - 1
+
+        def pick(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[rows]
+
+        return replace(
+            self, query_ids=self.query_ids[keep], qidx=code[self.qidx[rows]], didx=self.didx[rows], scores=pick(self.scores),
+            labels=pick(self.labels), declared_ranks=pick(self.declared_ranks),
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class Qrels:

@@ -32,6 +32,9 @@ stage and can feed later stages::
     load = "models/ce"            # optional: a fitted system saved by `evalkit train` / save
     save = "models/ce"            # optional: save after fitting
 
+A stage can also be a run read from a file, ``run = "first-stage.trec"``
+(any format ``evalkit score`` reads; ``format`` forces one), e.g. another
+team's first stage for a reranker; it is restricted to the queries being run.
 The run of the ``output`` stage (default: the last) is the pipeline's result.
 With training queries and qrels, every learnable stage without ``load`` is
 fitted in order on them; its ``first_stage`` is its input stage's run on the
@@ -51,14 +54,15 @@ from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.stages import System
 
-STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit"}
+STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
+              "run", "format"}
 TOP_KEYS = {"name", "description", "seed", "output", "stages", "reference"}
 DEFAULT_K = 1000
 
 
 @dataclass
 class StageSpec:
-    """One stage of a pipeline: a registered system, or a fusion of earlier stages."""
+    """One stage of a pipeline: a registered system, a fusion of earlier stages, or a run file."""
 
     name: str
     system: str | None = None
@@ -74,10 +78,16 @@ class StageSpec:
     load: str | None = None
     save: str | None = None
     fit: bool = True
+    run: str | None = None
+    format: str = "auto"
 
     @property
     def is_fusion(self) -> bool:
         return self.fuse is not None
+
+    @property
+    def is_file(self) -> bool:
+        return self.run is not None
 
 
 @dataclass
@@ -124,10 +134,10 @@ def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineCo
         bad = sorted(set(raw) - STAGE_KEYS)
         if bad:
             raise UsageError(f"{where}stage {number}: unknown key {bad[0]!r} (known: {', '.join(sorted(STAGE_KEYS))})")
-        if ("system" in raw) == ("fuse" in raw):
-            raise UsageError(f"{where}stage {number}: give exactly one of system = NAME or fuse = [STAGES]")
+        if sum(key in raw for key in ("system", "fuse", "run")) != 1:
+            raise UsageError(f"{where}stage {number}: give exactly one of system = NAME, fuse = [STAGES] or run = FILE")
         spec = StageSpec(**{"name": "", **raw})
-        spec.name = str(spec.name or (spec.system if spec.system else f"fuse{number}"))
+        spec.name = str(spec.name or spec.system or (Path(spec.run).stem if spec.run else f"fuse{number}"))
         if spec.name in seen:
             raise UsageError(f"{where}stage {number}: name {spec.name!r} used twice (give each stage a name)")
         for ref in ([spec.input] if spec.input else []) + list(spec.fuse or []):
@@ -195,9 +205,15 @@ class Pipeline:
 
         self.config = config
         self.systems: dict[str, System] = {}
+        self.file_runs: dict[str, Run] = {}  # run-file stages, read once
         for spec in config.stages:
             if spec.is_fusion:
                 get_method(spec.method)
+                continue
+            if spec.is_file:  # read now: a bad run file fails before any corpus is read or model trained
+                from evalkit.formats import read_run
+
+                self.file_runs[spec.name] = read_run(str(spec.run), spec.format)
                 continue
             cls = get_system_class(spec.system)  # unknown system -> UsageError
             if spec.load:
@@ -218,11 +234,13 @@ class Pipeline:
 
     @property
     def learnable_stages(self) -> list[StageSpec]:
-        return [s for s in self.config.stages if not s.is_fusion and self.systems[s.name].learnable and not s.load and s.fit]
+        return [s for s in self.config.stages if s.name in self.systems and self.systems[s.name].learnable and not s.load and s.fit]
 
     def _stage(self, spec: StageSpec, corpus: Corpus, queries: Queries, runs: Mapping[str, Run]) -> Run:
         from evalkit.fusion import fuse
 
+        if spec.is_file:
+            return self.file_runs[spec.name].restrict(queries.ids).with_name(spec.name)
         if spec.is_fusion:
             return fuse([runs[n] for n in spec.fuse or []], spec.method, spec.norm, weights=spec.weights,
                         params=spec.params or None, depth=spec.depth, name=spec.name)
@@ -251,6 +269,8 @@ class Pipeline:
                     progress(f"fitting {spec.name} ({spec.system}) on {len(queries)} training queries")
                 source = self._input_of(spec)
                 first_stage = runs.get(source) if source and self.systems[spec.name].kind != "retriever" else None
+                if first_stage is not None and len(first_stage.query_ids) == 0:
+                    first_stage = None  # a run file without the training queries: the system mines its own candidates
                 self.systems[spec.name].fit(corpus, queries, qrels, first_stage=first_stage)
                 if spec.save:
                     self.systems[spec.name].save(spec.save)
@@ -266,10 +286,12 @@ class Pipeline:
         runs: dict[str, Run] = {}
         for spec in self.config.stages:
             if progress:
-                what = f"fuse {', '.join(spec.fuse or [])} ({spec.method})" if spec.is_fusion else spec.system
+                what = f"fuse {', '.join(spec.fuse or [])} ({spec.method})" if spec.is_fusion else spec.system or f"run file {spec.run}"
                 progress(f"stage {spec.name}: {what}")
             seed_everything(self.config.seed)
             runs[spec.name] = self._stage(spec, corpus, queries, runs)
+            if spec.is_file and progress and len(runs[spec.name].query_ids) < len(queries):
+                progress(f"stage {spec.name}: {len(queries) - len(runs[spec.name].query_ids)} of {len(queries)} queries are not in {spec.run}")
         return runs
 
 

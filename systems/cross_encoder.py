@@ -227,6 +227,8 @@ class CrossEncoderReranker(Reranker):
     # ----------------------------------------------------------------- reranking
     def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
         o = self.options
+        check_fields(corpus, o.fields)
+        rerank_candidates(queries, run, depth or o.depth, corpus, self.name)  # a foreign run is refused before the model loads
         return rerank_run(
             self.model, corpus, queries, run, depth or o.depth, fields=o.fields, max_length=o.max_length,
             batch_size=o.eval_batch_size, precision=o.precision, show_progress=o.show_progress, name=self.name,

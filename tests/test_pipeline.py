@@ -83,6 +83,36 @@ def test_stages_chain_fuse_and_rerank(test_systems):
     assert runs["final"].to_lists() == fuse([runs["rrf"], runs["rev"]], "rrf").to_lists()
 
 
+def test_run_file_stage_feeds_a_reranker(test_systems, tmp_path):
+    first = tmp_path / "first.trec"
+    first.write_text("q1 Q0 d3 1 3.0 x\nq1 Q0 d1 2 2.0 x\nq1 Q0 d4 3 1.0 x\nq9 Q0 d2 1 1.0 x\n")  # q9: not asked; q2: absent
+    pipeline = Pipeline(config(
+        {"run": str(first)},
+        {"name": "rev", "system": "reverse-test", "depth": 2},
+        {"name": "final", "fuse": ["first", "rev"]},
+    ))
+    runs = pipeline.run(CORPUS, QUERIES)
+    assert runs["first"].to_lists() == {"q1": ["d3", "d1", "d4"]}  # restricted to the queries run
+    assert runs["rev"].to_lists() == {"q1": ["d1", "d3", "d4"]}
+    assert pipeline.file_runs["first"].source.sha256 and "final" in runs
+    pipeline.fit(CORPUS, Queries(["q1"], ["sea"]), Qrels.from_dict({"q1": {"d1": 1}}))
+    assert pipeline.systems["rev"].fitted_on == (["q1"], ["q1"])  # the file's run on the training queries
+    pipeline.fit(CORPUS, Queries(["q7"], ["sea"]), Qrels.from_dict({"q7": {"d1": 1}}))
+    assert pipeline.systems["rev"].fitted_on == (["q7"], None)  # not in the file: the system mines its own
+    (tmp_path / "bad.trec").write_text("q1 Q0 d1\n")
+    with pytest.raises(Exception, match="bad.trec:1"):
+        Pipeline(config({"run": str(tmp_path / "bad.trec")}, {"name": "rev", "system": "reverse-test"}))
+
+
+def test_run_restrict_keeps_order_scores_and_labels():
+    run = Run.from_rows(["a", "b", "a", "c"], ["d1", "d2", "d3", "d4"], [1.0, 2.0, 3.0, 4.0], labels=["x", "y", "z", "w"])
+    kept = run.restrict(["c", "a", "zz"])
+    assert list(kept.query_ids) == ["a", "c"] and kept.to_lists() == {"a": ["d3", "d1"], "c": ["d4"]}
+    assert kept.labels.tolist() == ["x", "z", "w"] and run.restrict(["a", "b", "c"]) is run
+    listed = Run.from_lists({"a": ["d2", "d1"], "b": ["d9"]}).restrict(["a"])
+    assert listed.to_lists() == {"a": ["d2", "d1"]} and listed.scores is None
+
+
 def test_fit_runs_earlier_stages_on_training_queries(test_systems):
     pipeline = Pipeline(config({"name": "first", "system": "word-overlap-test"}, {"name": "rev", "system": "reverse-test", "depth": 2}))
     train = Queries(["t1", "t2", "t3"], ["sea", "coral reefs", "vitamin"])
@@ -101,7 +131,8 @@ def test_fit_runs_earlier_stages_on_training_queries(test_systems):
     "stages, top, message",
     [
         ([{"system": "bm25", "colour": 1}], {}, "stage 1: unknown key 'colour'"),
-        ([{"system": "bm25", "fuse": ["a", "b"]}], {}, "give exactly one of system = NAME or fuse"),
+        ([{"system": "bm25", "fuse": ["a", "b"]}], {}, "give exactly one of system = NAME, fuse = [STAGES] or run = FILE"),
+        ([{"system": "bm25", "run": "first.trec"}], {}, "give exactly one of system = NAME, fuse = [STAGES] or run = FILE"),
         ([{"name": "a", "system": "bm25"}, {"name": "a", "system": "bm25"}], {}, "name 'a' used twice"),
         ([{"name": "a", "system": "bm25"}, {"name": "r", "system": "bm25", "input": "zz"}], {}, "input 'zz' is not an earlier stage"),
         ([{"name": "a", "system": "bm25"}, {"fuse": ["a"]}], {}, "fuse needs at least two earlier stages"),
@@ -197,6 +228,10 @@ def test_cli_run_single_system_with_set_and_submission(tmp_path):
         ("config", "bad.toml: stage 1: unknown key 'sytem'"),
         ("train", "train.qrels: 1 judged document id(s) are not in the corpus (e.g. d9); wrong corpus?"),
         ("train-queries", "1 query ids of"),
+        ("input-retriever", "--input: bm25 is a retriever; --input feeds a reranker or labeler"),
+        ("input-config", "--input goes with one reranker or labeler; in a config file, write a stage with run = FILE"),
+        ("input-bad", "first.trec:1: "),
+        ("input-foreign", "cross-encoder: document 'elsewhere' of run input is not in the corpus (wrong corpus?)"),
     ],
 )
 def test_cli_run_bad_input(tmp_path, case, message):
@@ -211,8 +246,13 @@ def test_cli_run_bad_input(tmp_path, case, message):
     queries.write_text('{"_id": "q1", "text": "sea"}\n')
     (tmp_path / "bad.toml").write_text('[[stages]]\nsytem = "bm25"\n')
     (tmp_path / "train.qrels").write_text("q1 0 d1 1\n" + ("q1 0 d9 1\n" if case == "train" else "q7 0 d1 1\n"))
-    config = {"system": "bm26", "config": str(tmp_path / "bad.toml")}.get(case, "bm25")
+    (tmp_path / "first.trec").write_text("q1 Q0 elsewhere 1 1.0 x\n" if case == "input-foreign" else "q1 Q0\n")
+    config = {"system": "bm26", "config": str(tmp_path / "bad.toml"), "input-config": "airwaves-bm25",
+              "input-bad": "cross-encoder", "input-foreign": "cross-encoder"}.get(case, "bm25")
+    tiny = ["--set", "model=" + str(tmp_path / "no-model-needed")]  # the corpus check comes before any model is loaded
     extra = {"option": ["--set", "colour=red"], "set": ["--set", "k1=high"],
+             "input-retriever": ["--input", tmp_path / "first.trec"], "input-config": ["--input", tmp_path / "first.trec"],
+             "input-bad": ["--input", tmp_path / "first.trec"], "input-foreign": ["--input", tmp_path / "first.trec", *tiny],
              "train": ["--train-queries", queries, "--train-qrels", tmp_path / "train.qrels"],
              "train-queries": ["--train-queries", queries, "--train-qrels", tmp_path / "train.qrels"]}.get(case, [])
     out = tmp_path / "out.trec"

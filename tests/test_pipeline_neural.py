@@ -103,3 +103,21 @@ options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Eno
     assert [s["name"] for s in manifest["options"]["config"]["stages"]] == ["bm25", "dense", "rrf", "ce", "rankgpt", "labels"]
     assert {e["role"] for e in manifest["inputs"]} == {"corpus", "queries", "train-queries", "train-qrels"}
     assert "all-kinds.rankgpt" in (tmp_path / "all.md").read_text() or "run.rankgpt" in (tmp_path / "all.md").read_text()
+
+
+def test_cli_reranks_a_run_file_with_one_system(tmp_path):
+    encoder = tiny_bert(tmp_path / "encoder", texts=[t for _, _, t in DOCS])
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"_id": i, "title": title, "text": t} for i, title, t in DOCS])
+    queries = write_jsonl(tmp_path / "queries.jsonl", [{"_id": q, "text": t} for q, (t, _) in TEST.items()])
+    first = tmp_path / "first.trec"  # another team's first stage: q1 only, three documents
+    first.write_text("q1 Q0 d4 1 9.0 other\nq1 Q0 d0 2 8.0 other\nq1 Q0 d6 3 7.0 other\n")
+    out = tmp_path / "ce.trec"
+    done = run_cli("run", "cross-encoder", "--input", first, "--set", f"model={encoder}", "--set", "depth=2", "--set", "device=cpu",
+                   "--corpus", corpus, "--queries", queries, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 queries are not in" in done.stderr
+    rows = [line.split() for line in out.read_text().splitlines()]
+    assert {r[0] for r in rows} == {"q1"} and [r[2] for r in rows][2] == "d6"  # top 2 re-scored, the third stays third
+    assert sorted(r[2] for r in rows[:2]) == ["d0", "d4"]
+    inputs = json.loads((tmp_path / "ce.trec.manifest.json").read_text())["inputs"]
+    assert [e["role"] for e in inputs] == ["corpus", "queries", "run:input"] and len(inputs[2]["sha256"]) == 64

@@ -50,15 +50,25 @@ def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
     return queries, qrels
 
 
-def build_config(config: str, set_pairs, k: int | None, seed: int | None):
-    """CONFIG as a TOML file, one registered system with --set options, or a shipped config name."""
+def build_config(config: str, set_pairs, k: int | None, seed: int | None, input_run: str | None = None, input_format: str = "auto"):
+    """CONFIG as a TOML file, one registered system with --set options (a reranker or labeler reading
+    ``input_run``), or a shipped config name."""
     from evalkit.errors import UsageError
-    from evalkit.pipeline import load_config, shipped_configs, single_system_config
+    from evalkit.pipeline import load_config, parse_config, shipped_configs, single_system_config
     from evalkit.registry import get_system_class, parse_set_options, system_names
 
     if config in system_names() and not Path(config).exists():
-        options = parse_set_options(get_system_class(config), set_pairs)
-        pipeline_config = single_system_config(config, options, k or 1000)
+        cls = get_system_class(config)
+        options = parse_set_options(cls, set_pairs)
+        if input_run and cls.kind == "retriever":
+            raise UsageError(f"--input: {config} is a retriever; --input feeds a reranker or labeler")
+        if input_run:
+            stages = [{"name": "input", "run": input_run, "format": input_format}, {"name": config, "system": config, "options": options}]
+            pipeline_config = parse_config({"name": config, "stages": stages})
+        else:
+            pipeline_config = single_system_config(config, options, k or 1000)
+    elif input_run:
+        raise UsageError("--input goes with one reranker or labeler; in a config file, write a stage with run = FILE")
     elif Path(config).exists() or config in shipped_configs():
         pipeline_config = load_config(config)
         for pair in set_pairs:
@@ -109,6 +119,9 @@ def versions() -> dict[str, str]:
 @click.argument("config")
 @corpus_options
 @click.option("--queries", required=True, type=click.Path(dir_okay=False), help="Queries: BEIR JSONL, table, id<TAB>text, SMART.")
+@click.option("--input", "input_run", type=click.Path(dir_okay=False), default=None,
+              help="A run file for the reranker or labeler CONFIG to re-score (any run format evalkit reads).")
+@click.option("--input-format", default="auto", show_default=True, help="Force the --input run format (see `evalkit formats`).")
 @click.option("--train-queries", type=click.Path(dir_okay=False), default=None, help="Training queries (fit learnable stages).")
 @click.option("--train-qrels", type=click.Path(dir_okay=False), default=None, help="Training qrels (TREC or BEIR).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The TREC run to write (OUT.manifest.json beside it).")
@@ -120,12 +133,14 @@ def versions() -> dict[str, str]:
 @click.option("--submission", "submission_path", default=None, type=click.Path(dir_okay=False), help="Submission file (default submissions/OUT-STEM.zip).")
 @click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False), help="Also write a Markdown report of every stage (needs --gold).")
 @FORCE_OPTION
-def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, train_queries, train_qrels, out_path,
+def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
+                train_qrels, out_path,
                 set_pairs, k, seed, gold, submit_task, submission_path, report_path, force):
     """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
 
     Learnable stages are fitted first when --train-queries/--train-qrels are
-    given. Writes the run (TREC), a manifest, optionally the submission and a
+    given. A reranker or labeler given by name re-scores the run file --input.
+    Writes the run (TREC), a manifest, optionally the submission and a
     report (every stage's run goes next to OUT as OUT-STEM.STAGE.trec).
     """
     from evalkit.errors import UsageError
@@ -138,7 +153,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         raise UsageError("give both --train-queries and --train-qrels, or neither")
     if report_path and not gold:
         raise UsageError("--report needs --gold")
-    pipeline_config = build_config(config, set_pairs, k, seed)
+    pipeline_config = build_config(config, set_pairs, k, seed, input_run, input_format)
     pipeline = Pipeline(pipeline_config)  # unknown systems/options fail here, before any reading
     out = Path(out_path)
     stem = out.name.rsplit(".", 1)[0]
@@ -163,6 +178,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
         pipeline.fit(the_corpus, tq, tqrels, progress=_echo)
     runs = pipeline.run(the_corpus, the_queries, progress=_echo)
+    inputs += [input_entry(f"run:{name}", run.source) for name, run in pipeline.file_runs.items()]
     result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
 
     if submission_target:  # first: an invalid submission is refused before anything is written
