@@ -213,7 +213,8 @@ class Pipeline:
             if spec.is_file:  # read now: a bad run file fails before any corpus is read or model trained
                 from evalkit.formats import read_run
 
-                self.file_runs[spec.name] = read_run(str(spec.run), spec.format)
+                option = f"format = ... in stage {spec.name!r}" if config.path else "--input-format"  # no file: `evalkit run --input`
+                self.file_runs[spec.name] = read_run(str(spec.run), spec.format, option=option)
                 continue
             cls = get_system_class(spec.system)  # unknown system -> UsageError
             if spec.load:

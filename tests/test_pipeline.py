@@ -230,7 +230,7 @@ def test_cli_run_single_system_with_set_and_submission(tmp_path):
         ("train-queries", "1 query ids of"),
         ("input-retriever", "--input: bm25 is a retriever; --input feeds a reranker or labeler"),
         ("input-config", "--input goes with one reranker or labeler; in a config file, write a stage with run = FILE"),
-        ("input-bad", "first.trec:1: "),
+        ("input-bad", "first.trec:1: cannot recognise the format (expected one of: climatecheck-run, checkthat-list, trec-run; force one with --input-format)"),
         ("input-foreign", "cross-encoder: document 'elsewhere' of run input is not in the corpus (wrong corpus?)"),
     ],
 )

@@ -83,8 +83,8 @@ def display_name(path: str) -> str:
     return name or Path(path).name
 
 
-def detect(loaded: LoadedFile, kind: str) -> Format:
-    """The format of ``loaded`` among formats of ``kind``; clear errors otherwise."""
+def detect(loaded: LoadedFile, kind: str, option: str = "--format") -> Format:
+    """The format of ``loaded`` among formats of ``kind``; clear errors otherwise (``option`` forces a format)."""
     sample = sample_of(loaded)
     if not sample.lines:
         raise InputError(loaded.label, "empty file")
@@ -100,12 +100,12 @@ def detect(loaded: LoadedFile, kind: str) -> Format:
     if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_COLUMNS):
         raise InputError(loaded.label, f"header {first.strip()!r} is not tab- or comma-separated", 1)
     names = ", ".join(f.name for f in formats(kind))
-    raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with --format)", 1)
+    raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with {option})", 1)
 
 
-def _resolve(loaded: LoadedFile, kind: str, fmt: str) -> Format:
+def _resolve(loaded: LoadedFile, kind: str, fmt: str, option: str) -> Format:
     if fmt == "auto":
-        return detect(loaded, kind)
+        return detect(loaded, kind, option)
     chosen = _REGISTRY.get(fmt)
     if chosen is None or chosen.kind != kind:
         names = ", ".join(f.name for f in formats(kind))
@@ -113,10 +113,15 @@ def _resolve(loaded: LoadedFile, kind: str, fmt: str) -> Format:
     return chosen
 
 
-def read_run(path: str | os.PathLike, fmt: str = "auto", *, column: str | None = None, name: str | None = None):
-    """Read a run or submission file in any supported format into a :class:`~evalkit.data.Run`."""
+def read_run(
+    path: str | os.PathLike, fmt: str = "auto", *, column: str | None = None, name: str | None = None, option: str = "--format"
+):
+    """Read a run or submission file in any supported format into a :class:`~evalkit.data.Run`.
+
+    ``option`` is the command-line option that forces a format, named when detection fails.
+    """
     loaded = load(path)
-    chosen = _resolve(loaded, "run", fmt)
+    chosen = _resolve(loaded, "run", fmt, option)
     run = chosen.read(loaded, column=column)
     from dataclasses import replace
 
@@ -129,7 +134,7 @@ def read_run(path: str | os.PathLike, fmt: str = "auto", *, column: str | None =
 def read_qrels(path: str | os.PathLike, fmt: str = "auto"):
     """Read a gold file in any supported format into a :class:`~evalkit.data.Qrels`."""
     loaded = load(path)
-    chosen = _resolve(loaded, "qrels", fmt)
+    chosen = _resolve(loaded, "qrels", fmt, "--gold-format")
     qrels = chosen.read(loaded)
     from dataclasses import replace
 
