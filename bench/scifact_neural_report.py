@@ -16,8 +16,8 @@ from pathlib import Path
 
 GOLD = "../shared/data/scifact/qrels/test.tsv"
 OUT = Path("reports/scifact-neural.md")
-# BM25 + re-mined dense (RRF), its top 20 reranked by the cross-encoder, and RRF of the two (see the notes)
-STRONGER_FIRST_STAGE = ["fused-bm25-dense-remine", "ce-minilm-i-on-remine", "rrf-remine-ce"]
+# BM25 + re-mined dense (RRF); its top 20 reranked by the cross-encoder / the ensemble; RRF of each with the first stage
+STRONGER_FIRST_STAGE = ["fused-bm25-dense-remine", "ce-minilm-i-on-remine", "rrf-remine-ce", "ce-ensemble-v3-on-remine", "rrf-remine-ensemble"]
 
 
 def evalkit(*args: str) -> str:

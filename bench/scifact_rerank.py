@@ -169,6 +169,22 @@ def step_ensemble(args) -> None:
     log(args.out, step="rerank-ensemble", seconds=round(time.perf_counter() - start, 1), pairs=len(queries) * args.depth * len(members))
 
 
+def step_rerank_ensemble(args) -> None:
+    """Rerank ``--first`` with a saved ensemble (models/ce-ensemble<TAG>/): member runs and their RRF."""
+    from evalkit.systems.reranker_ensemble import RerankerEnsemble
+
+    corpus, queries, _ = load("test")
+    system = RerankerEnsemble.load(args.out / "models" / f"ce-ensemble{args.tag}")
+    first = read_run(args.out / args.first)
+    start = time.perf_counter()
+    members = system.member_runs(corpus, queries, first, depth=args.depth)
+    for i, member in enumerate(members):
+        write_run(member, args.out / f"ce-member{args.tag}-{i}.trec", f"ce-member{args.tag}-{i}")
+    write_run(system.fuse_members(first, members, depth=args.depth), args.out / f"ce-ensemble{args.tag}.trec", f"ce-ensemble{args.tag}")
+    log(args.out, step="rerank-ensemble", tag=args.tag, first=args.first, seconds=round(time.perf_counter() - start, 1),
+        pairs=len(queries) * args.depth * len(members))
+
+
 def step_fuse_ensemble(args) -> None:
     """Re-fuse saved member runs (ce-member<TAG>-<i>.trec) without the models: RRF as the ensemble does it."""
     from evalkit.systems.reranker_ensemble import RerankerEnsemble
@@ -181,7 +197,7 @@ def step_fuse_ensemble(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=["bm25", "train-ce", "rerank", "ensemble", "fuse-ensemble"])
+    parser.add_argument("step", choices=["bm25", "train-ce", "rerank", "ensemble", "rerank-ensemble", "fuse-ensemble"])
     parser.add_argument("--out", type=Path, default=Path("/work/artifacts/scifact"))
     parser.add_argument("--first", default="fused-bm25-dense.trec", help="first-stage run (in --out) to rerank")
     parser.add_argument("--name", default="ce-minilm", help="cross-encoder name: models/NAME/ and NAME.trec")
@@ -207,7 +223,8 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    steps = {"bm25": step_bm25, "train-ce": step_train_ce, "rerank": step_rerank, "ensemble": step_ensemble, "fuse-ensemble": step_fuse_ensemble}
+    steps = {"bm25": step_bm25, "train-ce": step_train_ce, "rerank": step_rerank, "ensemble": step_ensemble,
+             "rerank-ensemble": step_rerank_ensemble, "fuse-ensemble": step_fuse_ensemble}
     steps[args.step](args)
 
 
