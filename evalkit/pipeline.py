@@ -35,6 +35,7 @@ stage and can feed later stages::
 A stage can also be a run read from a file, ``run = "first-stage.trec"``
 (any format ``evalkit score`` reads; ``format`` forces one), e.g. another
 team's first stage for a reranker; it is restricted to the queries being run.
+
 The run of the ``output`` stage (default: the last) is the pipeline's result.
 With training queries and qrels, every learnable stage without ``load`` is
 fitted in order on them; its ``first_stage`` is its input stage's run on the
