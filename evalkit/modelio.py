@@ -102,6 +102,17 @@ def autocast_dtype(device: str, precision: str = "auto") -> Any:
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
+def autocast(device: str, dtype: Any) -> Any:
+    """A ``torch.autocast`` context for ``dtype`` (from :func:`autocast_dtype`) on ``device``; a no-op for None (fp32)."""
+    import contextlib
+
+    import torch
+
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.split(":")[0], dtype=dtype)
+
+
 def seed_everything(seed: int) -> None:
     """Seed Python, numpy and torch (all devices) for reproducible training and sampling."""
     import numpy as np

@@ -200,7 +200,9 @@ Progress = Callable[[str], None]
 class Pipeline:
     """A checked config with its systems built (no model is loaded until a stage runs)."""
 
-    def __init__(self, config: PipelineConfig) -> None:
+    def __init__(self, config: PipelineConfig, format_options: Mapping[str, str] | None = None) -> None:
+        """``format_options`` names, per run-file stage, the option that forces its format (for errors;
+        default ``format = ...`` in that stage)."""
         from evalkit.fusion import get_method
         from evalkit.registry import get_system_class
 
@@ -214,7 +216,7 @@ class Pipeline:
             if spec.is_file:  # read now: a bad run file fails before any corpus is read or model trained
                 from evalkit.formats import read_run
 
-                option = f"format = ... in stage {spec.name!r}" if config.path else "--input-format"  # no file: `evalkit run --input`
+                option = (format_options or {}).get(spec.name, f"format = ... in stage {spec.name!r}")
                 self.file_runs[spec.name] = read_run(str(spec.run), spec.format, option=option)
                 continue
             cls = get_system_class(spec.system)  # unknown system -> UsageError

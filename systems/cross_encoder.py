@@ -25,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
+from evalkit.modelio import autocast, autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
 from evalkit.stages import Reranker, merge_reranked, option, rerank_candidates
 
@@ -84,7 +84,6 @@ def score_pairs(
     desc: str = "cross-encoder",
 ) -> list[float]:
     """Logits of ``(query, document)`` pairs, batched by length (less padding), in input order."""
-    import contextlib
 
     import torch
     from tqdm.auto import tqdm
@@ -96,7 +95,7 @@ def score_pairs(
     scores = [0.0] * len(pairs)
     was_training = hf.training
     hf.eval()
-    cast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    cast = autocast(device, dtype)
     bar = tqdm(total=len(pairs), desc=desc, unit="pair", disable=not show_progress)
     with torch.inference_mode(), cast:
         for start in range(0, len(order), batch_size):
@@ -127,7 +126,7 @@ def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:
 
 
 def rerank_run(
-    model: Any,
+    load_model: Callable[[], Any],
     corpus: Corpus,
     queries: Queries,
     run: Run,
@@ -140,14 +139,18 @@ def rerank_run(
     show_progress: bool = True,
     name: str | None = None,
 ) -> Run:
-    """``run`` with its top ``depth`` per query re-scored by ``model``, the rest kept below in order."""
+    """``run`` with its top ``depth`` per query re-scored by the model, the rest kept below in order.
+
+    ``load_model`` is called only after the candidates are checked, so a run
+    from another corpus is refused before a model is loaded.
+    """
     check_fields(corpus, fields)
     candidates = rerank_candidates(queries, run, depth, corpus, name or "cross-encoder")
     text = doc_text_lookup(corpus, fields)
     qtext = queries.as_dict()
     keys = [(q, d) for q, docs in candidates.items() for d in docs]
     scores = score_pairs(
-        model, [(qtext[q], text(d)) for q, d in keys], max_length=max_length, batch_size=batch_size,
+        load_model(), [(qtext[q], text(d)) for q, d in keys], max_length=max_length, batch_size=batch_size,
         precision=precision, show_progress=show_progress, desc=f"rerank top {depth}",
     )
     reranked: dict[str, dict[str, float]] = {q: {} for q in candidates}
@@ -227,10 +230,8 @@ class CrossEncoderReranker(Reranker):
     # ----------------------------------------------------------------- reranking
     def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
         o = self.options
-        check_fields(corpus, o.fields)
-        rerank_candidates(queries, run, depth or o.depth, corpus, self.name)  # a foreign run is refused before the model loads
         return rerank_run(
-            self.model, corpus, queries, run, depth or o.depth, fields=o.fields, max_length=o.max_length,
+            lambda: self.model, corpus, queries, run, depth or o.depth, fields=o.fields, max_length=o.max_length,
             batch_size=o.eval_batch_size, precision=o.precision, show_progress=o.show_progress, name=self.name,
         )
 

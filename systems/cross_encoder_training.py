@@ -157,13 +157,12 @@ def param_groups(hf: Any, lr: float, head_lr: float) -> list[dict[str, Any]]:
 
 def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], Any], o: Any, what: str) -> list[float]:
     """AdamW + linear warm-up/decay over ``o.epochs`` seeded shuffles of ``items`` in batches of ``o.batch_size``."""
-    import contextlib
 
     import torch
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    from evalkit.modelio import autocast_dtype, seed_everything
+    from evalkit.modelio import autocast, autocast_dtype, seed_everything
 
     if not items:
         raise UsageError("no training examples (no positives with candidates)")
@@ -188,8 +187,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
         running = 0.0
         for start in range(0, len(order), o.batch_size):
             batch = [items[i] for i in order[start : start + o.batch_size]]
-            cast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype is not None else contextlib.nullcontext()
-            with cast:
+            with autocast(device, dtype):
                 loss = loss_of(batch)
             optimizer_step(loss, hf.parameters(), optimizer, schedule, scaler)
             running += float(loss.detach())

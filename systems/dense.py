@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from evalkit.systems import embedding_cache
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, cache_dir, device_option, model_load_error, pick_device, precision_option, resolve_model
+from evalkit.modelio import autocast, autocast_dtype, cache_dir, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
 from evalkit.stages import Retriever, option
+from evalkit.systems import embedding_cache
 from evalkit.textio import atomic_write
 
 CORPUS_FIELDS = ("title", "text", "authors", "journal", "source")
@@ -228,7 +228,7 @@ class DenseRetriever(Retriever):
             for begin in tqdm(range(0, len(order), size), desc=desc, disable=len(order) <= size, leave=False):
                 rows = order[begin : begin + size]
                 feats = self.features([sequences[i] for i in rows])
-                with torch.inference_mode(), torch.autocast(self.device.split(":")[0], dtype=dtype, enabled=dtype is not None):
+                with torch.inference_mode(), autocast(self.device, dtype):
                     emb = model(feats)["sentence_embedding"].float().cpu().numpy()
                 if out is None:
                     out = np.zeros((len(sequences), emb.shape[1]), dtype=np.float32)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, grad_scaler, optimizer_step, seed_everything
+from evalkit.modelio import autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.systems.dense import DenseRetriever
@@ -150,7 +150,7 @@ def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, sc
                     mask[i, j] = j != i and doc in relevant
             q_feats = system.features(tokens([query_text[q] for q, _ in batch], o.query_prefix))
             d_feats = system.features(tokens([doc_texts[position[d]] for d in docs], o.passage_prefix))
-            with torch.autocast(device.split(":")[0], dtype=dtype, enabled=dtype is not None):
+            with autocast(device, dtype):
                 q_emb = model(q_feats)["sentence_embedding"]
                 d_emb = model(d_feats)["sentence_embedding"]
                 loss = mnrl_loss(q_emb, d_emb, mask.to(q_emb.device), o.scale)

@@ -22,7 +22,7 @@ import random
 from typing import Any, Iterator, Sequence
 
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast_dtype, grad_scaler, model_load_error, optimizer_step, resolve_model, seed_everything
+from evalkit.modelio import autocast, autocast_dtype, grad_scaler, model_load_error, optimizer_step, resolve_model, seed_everything
 
 SPIECE_EXAMPLE = "castorini/doc2query-t5-base-msmarco"
 
@@ -44,19 +44,6 @@ def load_seq2seq(name_or_path: str) -> tuple[Any, Any]:
     if tokenizer.pad_token_id is None:
         raise UsageError(f"{name_or_path}: tokenizer has no pad token; DocT5Query needs a T5-style seq2seq tokenizer")
     return model, tokenizer
-
-
-
-
-def _autocast(device: str, precision: str):
-    import contextlib
-
-    import torch
-
-    dtype = autocast_dtype(device, precision)
-    if dtype is None:
-        return contextlib.nullcontext(), None
-    return torch.autocast(device_type=device.split(":")[0], dtype=dtype), dtype
 
 
 def fine_tune(
@@ -84,7 +71,8 @@ def fine_tune(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     steps = epochs * math.ceil(len(pairs) / batch_size)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps), max(steps, 1))
-    context, dtype = _autocast(device, precision)
+    dtype = autocast_dtype(device, precision)
+    context = autocast(device, dtype)
     scaler = grad_scaler(device, dtype)
     order = list(range(len(pairs)))
     shuffler = random.Random(seed)
@@ -162,7 +150,7 @@ def generate_expansions(
 
     model.to(device)
     model.eval()
-    context, _ = _autocast(device, precision)
+    context = autocast(device, autocast_dtype(device, precision))
     for start in tqdm(range(0, len(texts), batch_size), desc="doct5query expand", unit="batch"):
         ids = list(doc_ids[start:start + batch_size])
         inputs = tokenizer(list(texts[start:start + batch_size]), max_length=max_input_length, truncation=True,

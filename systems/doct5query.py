@@ -128,7 +128,6 @@ class DocT5Query(Retriever):
     def model_identity(self) -> dict[str, Any]:
         """Name, weights sha256 and fit state: what the expansions depend on besides settings."""
         if "weights_sha256" not in self._state:
-
             self._state["weights_sha256"] = weights_sha256(*self._load_model())
         return {"model": self.options.model, "weights_sha256": self._state["weights_sha256"],
                 "fitted": self._state["fitted"]}

@@ -166,7 +166,7 @@ class RerankerEnsemble(Reranker):
                 ranked = pool
                 if o.pool_rerank and o.hard_negatives > 0:
                     ranked = rerank_run(
-                        member.model, corpus, train_queries, pool, o.pool_depth, fields=o.fields, max_length=o.max_length,
+                        lambda: member.model, corpus, train_queries, pool, o.pool_depth, fields=o.fields, max_length=o.max_length,
                         batch_size=o.eval_batch_size, precision=o.precision, show_progress=o.show_progress,
                     )
                 hard_pools[config.model] = negative_pools(ranked, positives, o.hard_pool)

@@ -16,7 +16,6 @@ The helpers :func:`labelled_run` and :func:`enforce_nei_share` are shared with
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from typing import Any, Mapping, Sequence
 
@@ -125,12 +124,12 @@ class NLIVerifier(Labeler):
         import torch
         from tqdm.auto import tqdm
 
-        from evalkit.modelio import autocast_dtype
+        from evalkit.modelio import autocast, autocast_dtype
 
         tokenizer, model, mapping, device = self.load()
         o = self.options
         dtype = autocast_dtype(device, o.precision)
-        cast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype else contextlib.nullcontext()
+        cast = autocast(device, dtype)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out: list[dict[str, float]] = [{} for _ in pairs]
         with torch.inference_mode(), cast:

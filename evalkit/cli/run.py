@@ -154,7 +154,8 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     if report_path and not gold:
         raise UsageError("--report needs --gold")
     pipeline_config = build_config(config, set_pairs, k, seed, input_run, input_format)
-    pipeline = Pipeline(pipeline_config)  # unknown systems/options fail here, before any reading
+    # unknown systems, options and unreadable run files fail here, before the corpus is read
+    pipeline = Pipeline(pipeline_config, {"input": "--input-format"} if input_run else None)
     out = Path(out_path)
     stem = out.name.rsplit(".", 1)[0]
     stage_paths = {s.name: out.with_name(f"{stem}.{s.name}.trec") for s in pipeline_config.stages} if report_path else {}

@@ -10,7 +10,6 @@ than the model's context keep their last tokens (a warning says so).
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -82,7 +81,7 @@ class TransformersBackend(LLMBackend):
     def _generate(self, texts: list[str], max_new_tokens: int) -> list[str]:
         import torch
 
-        from evalkit.modelio import autocast_dtype, seed_everything
+        from evalkit.modelio import autocast, autocast_dtype, seed_everything
 
         tokenizer, model, device = self.load()
         context = int(getattr(model.config, "max_position_embeddings", 0) or 0)
@@ -101,9 +100,7 @@ class TransformersBackend(LLMBackend):
             options["temperature"] = self.temperature
         else:
             options.update(temperature=None, top_p=None, top_k=None)
-        dtype = autocast_dtype(device)
-        autocast = torch.autocast(device_type=device.split(":")[0], dtype=dtype) if dtype else contextlib.nullcontext()
-        with torch.inference_mode(), autocast:
+        with torch.inference_mode(), autocast(device, autocast_dtype(device)):
             output = model.generate(**encoded, **options)
         new = output[:, encoded["input_ids"].shape[1]:]
         return [tokenizer.decode(row, skip_special_tokens=True).strip() for row in new]
