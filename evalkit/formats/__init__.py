@@ -65,9 +65,10 @@ def formats(kind: str | None = None) -> list[Format]:
 
 
 def sample_of(loaded: LoadedFile, n: int = 6) -> Sample:
+    """The first ``n`` lines that are neither blank nor comments (first non-blank character ``#``)."""
     lines = []
     for line in loaded.data[: 1 << 16].decode("utf-8", errors="replace").split("\n"):
-        if line.strip():
+        if line.strip() and not line.lstrip().startswith("#"):
             lines.append(line)
         if len(lines) >= n:
             break

@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -82,79 +84,186 @@ def find_column(header: list[str], candidates: tuple[str, ...], label: str, what
     raise InputError(label, f"missing {what} column {candidates[0]!r} (found: {found})", 1)
 
 
+# A number as evalkit reads it: ASCII decimal, optional sign, fraction and exponent.
+# pyarrow's float parser (with no null spellings) accepts exactly this set plus nan/inf,
+# which both paths then refuse as not finite; Python's float() would also take "1_0" or "١".
+_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+NUMBER = re.compile(_NUMBER + r"\Z")
+_NUMBER_BYTES = re.compile(_NUMBER.encode() + rb"\Z")
+_OTHER_SPACE = (b"\r", b"\x0b", b"\x0c")
+
+
 def parse_score(text: str, label: str, line: int, what: str = "score") -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(label, f"{what} {text!r} is not a number", line) from None
-    if not math.isfinite(value):
+    """``text`` as a finite float (ASCII decimal notation), else an :class:`InputError` at ``label:line``."""
+    stripped = text.strip(" \t\r\n\x0b\x0c")  # ASCII whitespace only, as the readers split
+    if NUMBER.match(stripped):
+        value = float(stripped)
+        if math.isfinite(value):
+            return value
         raise InputError(label, f"{what} {text!r} is not a finite number", line)
-    return value
+    try:
+        special = not math.isfinite(float(stripped))
+    except ValueError:
+        special = False
+    raise InputError(label, f"{what} {text!r} is {'not a finite number' if special else 'not a number'}", line)
 
 
-def _python_whitespace(loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], numeric: int, what: str):
+def is_comment(fields: list[bytes] | list[str]) -> bool:
+    """A line whose first non-blank character is ``#`` (trec_eval 10 skips these in runs and qrels)."""
+    first = fields[0][:1] if fields else ""
+    return first in ("#", b"#")
+
+
+def data_lines(loaded: LoadedFile) -> Iterator[tuple[int, list[bytes]]]:
+    """``(line number, whitespace-split fields)`` of each line that is neither blank nor a comment.
+
+    Fields split on ASCII whitespace only (space, tab, CR, VT, FF), as C's ``isspace`` does in trec_eval.
+    """
+    for number, line in enumerate(loaded.data.split(b"\n"), start=1):
+        fields = line.split()
+        if fields and not is_comment(fields):
+            yield number, fields
+
+
+@dataclass(frozen=True)
+class Whitespace:
+    """Columns read by :func:`read_whitespace`.
+
+    ``columns``: ``(codes, uniques)`` per kept column, codes indexing the unique
+    values in first-seen order; ``values``: the numeric column; ``extra_lines``:
+    how many lines had more than the required fields, ``first_extra`` the first
+    of them (0 when none or unknown).
+    """
+
+    columns: list[tuple[np.ndarray, np.ndarray]]
+    values: np.ndarray
+    extra_lines: int = 0
+    first_extra: int = 0
+
+
+def _python_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int, what: str) -> Whitespace:
+    from evalkit.data import factorize
+
     label = loaded.label
-    columns: list[list[str]] = [[] for _ in keep]
+    columns: list[list[bytes]] = [[] for _ in keep]
     values: list[float] = []
-    for number, line in enumerate(loaded.text().split("\n"), start=1):
-        parts = line.split()
-        if not parts:
-            continue
+    n_extra = first_extra = 0
+    for number, parts in data_lines(loaded):
         if len(parts) != n_fields:
-            raise InputError(label, f"expected {n_fields} whitespace-separated fields, found {len(parts)}", number)
+            if len(parts) < n_fields or not extra:
+                raise InputError(label, f"expected {n_fields} whitespace-separated fields, found {len(parts)}", number)
+            n_extra += 1
+            first_extra = first_extra or number
         for slot, index in enumerate(keep):
             columns[slot].append(parts[index])
-        values.append(parse_score(parts[numeric], label, number, what))
-    return columns, np.asarray(values, dtype=np.float64)
+        token = parts[numeric]
+        value = float(token) if _NUMBER_BYTES.match(token) else math.nan
+        if not math.isfinite(value):
+            value = parse_score(token.decode("utf-8"), label, number, what)  # raises, naming the line
+        values.append(value)
+    encoded = []
+    for column in columns:
+        codes, uniques = factorize(column)
+        uniques[:] = [u.decode("utf-8") for u in uniques.tolist()]
+        encoded.append((codes, uniques))
+    return Whitespace(encoded, np.asarray(values, dtype=np.float64), n_extra, first_extra)
 
 
-def _arrow_whitespace(loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], numeric: int):
-    """pyarrow read; returns None whenever the exact parser must decide."""
+def _without_comment_lines(data: bytes) -> bytes:
+    if b"#" not in data or not (data.startswith(b"#") or b"\n#" in data):
+        return data
+    return b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"#"))
+
+
+def _delimiter(data: bytes) -> bytes | None:
+    """Tab or space when it is the only whitespace byte besides newlines (else ``None``)."""
+    delimiter = b"\t" if b"\t" in data[:4096] else b" "
+    other = b" " if delimiter == b"\t" else b"\t"
+    if other in data or any(c in data for c in _OTHER_SPACE):
+        return None
+    return delimiter
+
+
+def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int) -> Whitespace | None:
+    """pyarrow read; ``None`` whenever the exact Python parser must decide.
+
+    Taken only when one delimiter byte (tab or space) is the only whitespace
+    besides newlines, every line has the same number of fields and no field
+    is empty (an empty field means two delimiters in a row, or one at a line
+    end: whitespace splitting would see fewer fields). Numbers are parsed with
+    no null spellings, so anything but a finite decimal (``NA``, ``N/A``,
+    ``nan``...) sends the file to the Python parser, which names the line.
+    """
     try:
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.csv as pacsv
     except ImportError:
         return None
-    head = loaded.data[:4096]
-    delimiter = "\t" if b"\t" in head else " "
-    names = [f"c{i}" for i in range(n_fields)]
-    include = [names[i] for i in keep] + [names[numeric]]
-    types = {names[i]: pa.string() for i in keep}
+    data = _without_comment_lines(loaded.data)
+    delimiter = _delimiter(data)
+    if delimiter is None:
+        return None
+    first = data.lstrip(b"\n").split(b"\n", 1)[0]
+    width = first.count(delimiter) + 1
+    if width < n_fields or (width > n_fields and not extra):
+        return None
+    names = [f"c{i}" for i in range(width)]
+    types = {name: pa.string() for name in names}
     types[names[numeric]] = pa.float64()
     try:
         table = pacsv.read_csv(
-            pa.py_buffer(loaded.data),
+            pa.py_buffer(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False),
-            convert_options=pacsv.ConvertOptions(include_columns=include, column_types=types, strings_can_be_null=False),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, ValueError):
         return None
-    numbers = arrow_to_numpy(table.column(names[numeric]).combine_chunks(), np.float64)
+    if table.num_rows == 0:
+        return None
+    for i, name in enumerate(names):
+        if i != numeric and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+            return None  # an empty field
+    column = table.column(names[numeric]).combine_chunks()
+    if column.null_count:
+        return None
+    numbers = arrow_to_numpy(column, np.float64)
     if not np.all(np.isfinite(numbers)):
         return None
     encoded = []
     for i in keep:
-        column = table.column(names[i]).combine_chunks().dictionary_encode()
-        codes = arrow_to_numpy(column.indices, np.int32).astype(np.int64)
-        uniques = np.empty(len(column.dictionary), dtype=object)
-        uniques[:] = column.dictionary.to_pylist()
+        strings = table.column(names[i]).combine_chunks().dictionary_encode()
+        codes = arrow_to_numpy(strings.indices, np.int32).astype(np.int64)
+        uniques = np.empty(len(strings.dictionary), dtype=object)
+        uniques[:] = strings.dictionary.to_pylist()
         encoded.append((codes, uniques))
-    return encoded, numbers
+    n_extra = table.num_rows if width > n_fields else 0
+    return Whitespace(encoded, numbers, n_extra, 0)
 
 
+def read_whitespace(
+    loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], numeric: int, what: str = "score", extra: bool = False
+) -> Whitespace:
+    """Read header-less whitespace-separated columns (TREC runs and qrels).
 
-def read_whitespace(loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], numeric: int, what: str = "score"):
-    """Read header-less whitespace columns.
-
-    Returns ``[(codes, uniques) for each kept column], numeric values`` where
-    codes index the unique values in first-seen order.
+    Blank lines and comment lines (first non-blank character ``#``) are
+    skipped. Each line has ``n_fields`` fields; with ``extra`` more are
+    allowed and ignored (trec_eval: fields after the run_id), and counted.
+    The numeric column must hold finite decimal numbers. Files of
+    :data:`FAST_PATH_BYTES` or more try the pyarrow reader first, which
+    accepts only what the Python reader accepts, with the same values.
     """
-    from evalkit.data import factorize
-
     if len(loaded.data) >= FAST_PATH_BYTES:
-        fast = _arrow_whitespace(loaded, n_fields, keep, numeric)
+        fast = _arrow_whitespace(loaded, n_fields, extra, keep, numeric)
         if fast is not None:
             return fast
-    columns, values = _python_whitespace(loaded, n_fields, keep, numeric, what)
-    return [factorize(column) for column in columns], values
+    return _python_whitespace(loaded, n_fields, extra, keep, numeric, what)
+
+
+def data_line_number(loaded: LoadedFile, row: int) -> int:
+    """The file line of the ``row``-th data line (0-based; blank and comment lines skipped)."""
+    for count, (number, _) in enumerate(data_lines(loaded)):
+        if count == row:
+            return number
+    return 0

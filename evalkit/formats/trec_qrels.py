@@ -1,7 +1,8 @@
 """TREC qrels: ``qid iteration docid grade``, whitespace-separated, no header.
 
 Grades are numbers; a negative grade means "unjudged" (trec_eval). The same
-(query, doc) judged twice is an error.
+(query, doc) judged twice is an error. Blank lines and comment lines (first
+non-blank character ``#``, as trec_eval 10) are skipped.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from evalkit.data import Qrels
 from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
-from evalkit.formats.tables import read_whitespace
+from evalkit.formats.tables import data_line_number, read_whitespace
 from evalkit.textio import LoadedFile
 
 
@@ -37,23 +38,11 @@ def check_unique_pairs(qidx: np.ndarray, didx: np.ndarray, n_docs: int, label: s
         raise InputError(label, "the same (query, document) pair is judged twice", line)
 
 
-def _line_of_row(loaded: LoadedFile):
-    def line_of(row: int) -> int:
-        count = -1
-        for number, line in enumerate(loaded.text().split("\n"), start=1):
-            if line.strip():
-                count += 1
-                if count == row:
-                    return number
-        return 0
-
-    return line_of
-
-
 def read(loaded: LoadedFile, **_) -> Qrels:
-    [(qidx, query_ids), (didx, doc_ids)], grades = read_whitespace(loaded, 4, keep=(0, 2), numeric=3, what="grade")
-    check_unique_pairs(qidx, didx, len(doc_ids), loaded.label, _line_of_row(loaded))
-    return Qrels(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, grades=grades)
+    table = read_whitespace(loaded, 4, keep=(0, 2), numeric=3, what="grade")
+    [(qidx, query_ids), (didx, doc_ids)] = table.columns
+    check_unique_pairs(qidx, didx, len(doc_ids), loaded.label, lambda row: data_line_number(loaded, row))
+    return Qrels(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, grades=table.values)
 
 
 FORMAT = register(Format("trec-qrels", "qrels", "TREC qrels: qid 0 docid grade", sniff, read, (".qrels", ".qrel", ".txt")))

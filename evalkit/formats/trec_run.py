@@ -1,7 +1,10 @@
 """TREC run: ``qid Q0 docid rank score tag``, whitespace-separated, no header.
 
 As in trec_eval, the rank column is ignored: documents are ordered by score
-(descending), ties by doc id (descending).
+(descending), ties by doc id (descending). Fields after the run tag are
+ignored (trec_eval: "Lines may contain fields after the run_id; they are
+ignored"), with one warning counting such lines; comment lines (first
+non-blank character ``#``) and blank lines are skipped.
 """
 from __future__ import annotations
 
@@ -22,12 +25,20 @@ def _is_number(text: str) -> bool:
 
 def sniff(sample: Sample) -> bool:
     parts = sample.first.split()
-    return len(parts) == 6 and _is_number(parts[4]) and parts[3].lstrip("-").isdigit()
+    return len(parts) >= 6 and _is_number(parts[4]) and parts[3].lstrip("-").isdigit()
 
 
 def read(loaded: LoadedFile, **_) -> Run:
-    [(qidx, query_ids), (didx, doc_ids)], scores = read_whitespace(loaded, 6, keep=(0, 2), numeric=4)
-    return Run(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, scores=scores)
+    table = read_whitespace(loaded, 6, keep=(0, 2), numeric=4, extra=True)
+    [(qidx, query_ids), (didx, doc_ids)] = table.columns
+    warnings = ()
+    if table.extra_lines:
+        where = f", first on line {table.first_extra}" if table.first_extra else ""
+        warnings = (
+            f"{loaded.label}: {table.extra_lines} lines have fields after the run tag{where}; "
+            "they are ignored, as trec_eval does",
+        )
+    return Run(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, scores=table.values, warnings=warnings)
 
 
 def format_trec_run(run: Run, tag: str | None = None, depth: int | None = None) -> str:
