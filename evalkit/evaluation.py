@@ -22,7 +22,8 @@ import numpy as np
 
 from evalkit.data import Qrels, Run, positions_in
 from evalkit.errors import PartialRunError, UsageError
-from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics import parse_metric
+from evalkit.metrics.base import Judged, Metric, counts_at_level
 
 MISSING_POLICIES = {
     "zero": "gold queries missing from the run score 0",
@@ -112,8 +113,7 @@ def judge(run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, releva
     grade[grade < 0] = np.nan  # negative grades: unjudged (trec_eval)
 
     n_eval = len(evaluated)
-    relevant = jg >= relevance_level
-    nonrel = (jg >= 0) & ~relevant
+    num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
     positive = jg >= 0
     ideal_order = np.lexsort((-jg[positive], jq[positive]))
     in_run = np.zeros(n_eval, dtype=bool)
@@ -125,8 +125,8 @@ def judge(run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, releva
         rank=rank,
         grade=grade,
         relevance_level=relevance_level,
-        num_rel=np.bincount(jq[relevant], minlength=n_eval).astype(np.float64),
-        num_nonrel=np.bincount(jq[nonrel], minlength=n_eval).astype(np.float64),
+        num_rel=num_rel,
+        num_nonrel=num_nonrel,
         num_ret=np.bincount(qpos, minlength=n_eval).astype(np.float64),
         in_run=in_run,
         judged_qpos=jq[positive][ideal_order],
@@ -152,9 +152,10 @@ class Evaluation:
     judged: Judged | None = None
 
     def mean(self, metric: Metric | str) -> float:
-        values = self.per_query[metric if isinstance(metric, str) else metric.label]
-        defined = values[~np.isnan(values)]
-        return float(defined.mean()) if len(defined) else float("nan")
+        """The metric's summary over the evaluated queries: the mean (NaN left out), or its own aggregate (sums, GMAP)."""
+        if isinstance(metric, str):
+            metric = next((m for m in self.metrics if m.label == metric), None) or parse_metric(metric)
+        return metric.aggregate(self.per_query[metric.label])
 
     @property
     def means(self) -> dict[str, float]:
@@ -208,7 +209,7 @@ def evaluate(
         answered[sets.run_to_gold[sets.run_to_gold >= 0]] = True
     evaluated = np.flatnonzero(answered)
     judged = judge(run, qrels, sets, evaluated, relevance_level)
-    per_query = {m.label: np.asarray(m.per_query(judged), dtype=np.float64) for m in metrics}
+    per_query = {m.label: m.compute(judged) for m in metrics}
     return Evaluation(
         run_name=run.name,
         metrics=list(metrics),

@@ -20,7 +20,9 @@ class MAP(Metric):
     """
 
     name = "MAP"
-    aliases = ("ap", "map", "map_cut")
+    aliases = ("ap", "map", "average_precision")
+    cutoff_aliases = ("map_cut",)
+    trec = ("map", "map_cut_")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

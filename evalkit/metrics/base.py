@@ -11,7 +11,8 @@ document repeated in one list counts only at its first position.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -71,6 +72,13 @@ class Judged:
         lengths = np.diff(np.r_[starts, len(counts)])
         return counts - np.repeat(before, lengths)
 
+    def at_level(self, relevance_level: float) -> "Judged":
+        """The same ranking judged with another relevance level (R and N recounted)."""
+        if relevance_level == self.relevance_level:
+            return self
+        num_rel, num_nonrel = counts_at_level(self.judged_qpos, self.judged_gain, relevance_level, self.n_queries)
+        return replace(self, relevance_level=relevance_level, num_rel=num_rel, num_nonrel=num_nonrel)
+
     def first_relevant_rank(self) -> np.ndarray:
         """Per query: rank of the first relevant row, ``inf`` when none."""
         out = np.full(self.n_queries, np.inf)
@@ -78,6 +86,15 @@ class Judged:
         queries, first = np.unique(self.qpos[rows], return_index=True)
         out[queries] = self.rank[rows[first]]
         return out
+
+
+def counts_at_level(qpos: np.ndarray, grades: np.ndarray, relevance_level: float, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per query: R (judged grade >= level) and N (0 <= grade < level); negative grades count in neither."""
+    judged = grades >= 0
+    relevant = judged & (grades >= relevance_level)
+    num_rel = np.bincount(qpos[relevant], minlength=n_queries).astype(np.float64)
+    num_nonrel = np.bincount(qpos[judged & ~relevant], minlength=n_queries).astype(np.float64)
+    return num_rel, num_nonrel
 
 
 def safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -92,21 +109,46 @@ def safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 class Metric:
     """A per-query measure. Subclasses set ``name``/``aliases`` and implement ``per_query``.
 
-    ``k`` is the rank cutoff (``None``: the whole list). A per-query value of
-    NaN means "undefined for this query": it is left out of the mean.
+    ``k`` is the rank cutoff (``None``: the whole list; for ``cutoff_kind
+    "level"`` metrics a recall level in [0, 1]). ``rel`` is the metric's own
+    relevance level (ir_measures' ``rel=``): its relevant set and R use it
+    instead of the evaluation's level. A per-query value of NaN means
+    "undefined for this query": it is left out of the aggregate, which is the
+    mean unless a metric says otherwise (sums, geometric means).
     """
 
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
+    cutoff_aliases: ClassVar[tuple[str, ...]] = ()  # names that need a cutoff (trec_eval families: ndcg_cut)
+    set_aliases: ClassVar[tuple[str, ...]] = ()  # names that refuse one (trec_eval set measures: set_P)
     cutoff: ClassVar[str] = "optional"  # "optional", "required" or "none"
+    cutoff_kind: ClassVar[str] = "rank"  # "rank" (a positive integer) or "level" (a recall level in [0, 1])
+    params: ClassVar[tuple[str, ...]] = ("rel",)  # parameters accepted as name(param=value)
     binary: ClassVar[bool] = False  # per-query values are 0/1 (McNemar-ready)
+    aggregation: ClassVar[str] = "mean"  # how per-query values combine: "mean", "sum" or "gmean"
+    summary_only: ClassVar[bool] = False  # trec_eval prints no per-query value (num_q, gm_map)
+    trec: ClassVar[tuple[str | None, str | None]] = (None, None)  # trec_eval name without a cutoff, prefix with one
 
-    def __init__(self, k: int | None = None):
+    def __init__(self, k: float | None = None, rel: float | None = None):
         self.k = k
+        self.rel = rel
 
     @property
     def label(self) -> str:
-        return f"{self.name}@{self.k}" if self.k is not None else self.name
+        params = f"(rel={_number(self.rel)})" if self.rel is not None else ""
+        cut = "" if self.k is None else f"@{self.k}" if self.cutoff_kind == "rank" else f"@{float(self.k)!r}"
+        return f"{self.name}{params}{cut}"
+
+    def trec_name(self) -> str | None:
+        """trec_eval's name for this measure (``None`` when trec_eval has none, or with a ``rel=`` level)."""
+        whole, prefix = self.trec
+        if self.rel is not None:
+            return None
+        if self.k is None:
+            return whole
+        if prefix is None:
+            return None
+        return f"{prefix}{self.k:.2f}" if self.cutoff_kind == "level" else f"{prefix}{self.k}"
 
     def __repr__(self) -> str:
         return self.label
@@ -120,5 +162,29 @@ class Metric:
     def within_cutoff(self, judged: Judged) -> np.ndarray:
         return judged.rank <= self.k if self.k is not None else np.ones(len(judged.rank), dtype=bool)
 
+    def compute(self, judged: Judged) -> np.ndarray:
+        """Per-query values, under the metric's own relevance level when it has one."""
+        view = judged if self.rel is None else judged.at_level(self.rel)
+        return np.asarray(self.per_query(view), dtype=np.float64)
+
+    def aggregate(self, values: np.ndarray) -> float:
+        """The summary of per-query values (NaN ones left out): mean, sum or geometric mean."""
+        defined = values[~np.isnan(values)]
+        if len(defined) == 0:
+            return float("nan")
+        if self.aggregation == "sum":
+            return float(defined.sum())
+        if self.aggregation == "gmean":
+            return float(np.exp(np.log(np.maximum(defined, MIN_GEO_MEAN)).mean()))
+        return float(defined.mean())
+
     def per_query(self, judged: Judged) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+MIN_GEO_MEAN = 1e-5  # trec_eval's floor for values entering a geometric mean (MIN_GEO_MEAN)
+
+
+def _number(value: float) -> str:
+    """``10`` for 10.0, ``0.5`` for 0.5: labels print numbers as typed, without a trailing ``.0``."""
+    return str(int(value)) if float(value).is_integer() and math.isfinite(value) else repr(float(value))

@@ -34,6 +34,7 @@ class Bpref(Metric):
 
     name = "Bpref"
     aliases = ("bpref",)
+    trec = ("bpref", None)
     cutoff = "none"
 
     def per_query(self, judged: Judged) -> np.ndarray:
@@ -42,3 +43,17 @@ class Bpref(Metric):
         penalty = safe_divide(np.minimum(n_r, R), np.minimum(R, N))
         contribution = np.where(n_r > 0, 1.0 - penalty, 1.0)
         return safe_divide(judged.per_query_sum(contribution, mask), judged.num_rel)
+
+
+@register
+class GMBpref(Bpref):
+    """GM-Bpref = exp(mean over queries of log(max(bpref(q), 1e-5))): bpref under a geometric mean.
+
+    trec_eval ``gm_bpref`` (printed only for ``all``); the floor is trec_eval's MIN_GEO_MEAN.
+    """
+
+    name = "GM-Bpref"
+    aliases = ("gm_bpref", "gmbpref")
+    aggregation = "gmean"
+    summary_only = True
+    trec = ("gm_bpref", None)

@@ -23,6 +23,7 @@ class ClimateCheckBpref(Metric):
     name = "CC-Bpref"
     aliases = ("climatecheck_bpref", "cc_bpref", "ccbpref")
     cutoff = "none"
+    params = ()  # relevance is ClimateCheck's label mapping, not a grade level
 
     def per_query(self, judged: Judged) -> np.ndarray:
         mask, q, n_r = judged_nonrelevant_above(judged)

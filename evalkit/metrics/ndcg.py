@@ -22,7 +22,9 @@ class NDCG(Metric):
     """
 
     name = "nDCG"
-    aliases = ("ndcg", "ndcg_cut")
+    aliases = ("ndcg",)
+    cutoff_aliases = ("ndcg_cut",)
+    trec = ("ndcg", "ndcg_cut_")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         keep = self.within_cutoff(judged) & (judged.grade > 0)

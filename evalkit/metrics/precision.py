@@ -19,6 +19,8 @@ class Precision(Metric):
 
     name = "P"
     aliases = ("p", "precision")
+    set_aliases = ("set_p", "setp")
+    trec = ("set_P", "P_")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

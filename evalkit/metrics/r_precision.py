@@ -18,7 +18,8 @@ class RPrec(Metric):
     """
 
     name = "R-Prec"
-    aliases = ("rprec", "r-precision", "r_precision", "rprecision")
+    aliases = ("rprec", "r-precision", "r_precision", "rprecision", "r-prec", "r_prec")
+    trec = ("Rprec", None)
     cutoff = "none"
 
     def per_query(self, judged: Judged) -> np.ndarray:

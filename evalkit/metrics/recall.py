@@ -20,6 +20,8 @@ class Recall(Metric):
 
     name = "Recall"
     aliases = ("r", "recall")
+    set_aliases = ("set_recall", "setr")
+    trec = ("set_recall", "recall_")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

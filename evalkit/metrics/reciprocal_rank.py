@@ -18,7 +18,8 @@ class MRR(Metric):
     """
 
     name = "MRR"
-    aliases = ("rr", "recip_rank", "mrr")
+    aliases = ("rr", "recip_rank", "mrr", "reciprocal_rank")
+    trec = ("recip_rank", None)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         first = judged.first_relevant_rank()

@@ -19,7 +19,8 @@ class Success(Metric):
     """
 
     name = "Success"
-    aliases = ("success", "hit_rate", "hitrate", "hits", "hit")
+    aliases = ("success", "hit_rate", "hitrate")
+    trec = (None, "success_")
     binary = True
 
     def per_query(self, judged: Judged) -> np.ndarray:

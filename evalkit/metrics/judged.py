@@ -1,0 +1,44 @@
+"""How much of a ranking the judgments cover."""
+from __future__ import annotations
+
+import numpy as np
+
+from evalkit.metrics import register
+from evalkit.metrics.base import Judged, Metric
+
+
+@register
+class Unjudged(Metric):
+    """Unjudged@k(q) = |unjudged documents in the top k| / k (k even when fewer were retrieved).
+
+    Unjudged: absent from the qrels or with a negative grade. trec_eval
+    ``unj_k`` (a "red flag": high values mean the judgments barely cover the
+    run); 1 - Unjudged@k is the judged share. A document repeated in one list
+    counts as unjudged at its later positions. Reference: trec_eval ``m_unjudged.c``.
+    """
+
+    name = "Unjudged"
+    aliases = ("unj", "unjudged")
+    cutoff = "required"
+    params = ()
+    trec = (None, "unj_")
+
+    def per_query(self, judged: Judged) -> np.ndarray:
+        return judged.per_query_count(np.isnan(judged.grade) & self.within_cutoff(judged)) / self.k
+
+
+@register
+class NumNonRelJudgedRet(Metric):
+    """NumNonRelJudgedRet(q) = retrieved documents judged non-relevant (0 <= grade < level); summed over queries.
+
+    trec_eval ``num_nonrel_judged_ret``.
+    """
+
+    name = "NumNonRelJudgedRet"
+    aliases = ("num_nonrel_judged_ret",)
+    cutoff = "none"
+    aggregation = "sum"
+    trec = ("num_nonrel_judged_ret", None)
+
+    def per_query(self, judged: Judged) -> np.ndarray:
+        return judged.per_query_count(judged.nonrelevant_judged)

@@ -1,0 +1,147 @@
+"""Turning the measure names people type into metrics.
+
+One grammar covers the three spellings in use, all case-insensitive:
+
+* evalkit / ranx / ir_measures: ``name``, ``name@k``, ``name(rel=2)``,
+  ``name(rel=2)@k`` -- ``nDCG@10``, ``mrr@10``, ``RR(rel=2)``, ``IPrec@0.5``;
+* trec_eval output names: ``name_k`` -- ``P_5``, ``ndcg_cut_10``,
+  ``iprec_at_recall_0.10``;
+* trec_eval ``-m`` arguments: ``name.k`` or ``name.k1,k2`` -- ``P.5,10``.
+
+Each metric module registers its names (see :func:`evalkit.metrics.register`);
+an unknown name is a :class:`~evalkit.errors.UsageError` listing close matches
+(difflib), and a name that means different things in different tools is
+refused with the choices spelled out.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import re
+
+from evalkit.errors import UsageError
+from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
+
+_TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*?)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>[^@()\s]+))?$")
+_TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)_(?P<k>[0-9]+(?:\.[0-9]+)?)$")
+_TREC_LIST = re.compile(r"\b(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>\.?[0-9][0-9.]*(?:,\.?[0-9][0-9.]*)+)(?![\w.@(])")
+_TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>\.?[0-9][0-9.]*)$")
+
+# Names that tools use for different things: refused, with the choices.
+AMBIGUOUS = {
+    "hits": "ranx 'hits@k' counts the relevant documents in the top k, elsewhere hits@k is the hit rate: "
+    "write success@k (1 if any relevant document is in the top k) or num_rel_ret@k (how many)",
+    "hit": "write success@k (hit rate: 1 if any relevant document is in the top k) or num_rel_ret@k (how many)",
+}
+
+
+def _close_matches(name: str) -> str:
+    names = sorted(set(_REGISTRY) | set(AMBIGUOUS))
+    close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
+    if close:
+        return "close matches: " + ", ".join(close)
+    return "known: " + ", ".join(sorted(c.name for c in registered()))
+
+
+def _number(text: str, what: str, token: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"metric {token!r}: {what} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise UsageError(f"metric {token!r}: {what} {text!r} is not a finite number")
+    return value
+
+
+def _params(cls: type[Metric], text: str | None, token: str) -> dict[str, float]:
+    if text is None or not text.strip():
+        return {}
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        key, sep, value = (p.strip() for p in part.partition("="))
+        if not sep or not key:
+            raise UsageError(f"metric {token!r}: write parameters as name=value, e.g. {cls.name}(rel=2)")
+        if key not in cls.params:
+            supported = ", ".join(cls.params) or "none"
+            raise UsageError(f"metric {token!r}: parameter {key!r} is not supported by {cls.name} (supported: {supported})")
+        out[key] = _number(value.strip("'\""), f"parameter {key}", token)
+    return out
+
+
+def _cutoff(cls: type[Metric], text: str, token: str) -> float:
+    if cls.cutoff_kind == "level":
+        level = _number(text, "the recall level", token)
+        if not 0 <= level <= 1:
+            raise UsageError(f"metric {token!r}: the recall level must be between 0 and 1")
+        return level
+    if not re.fullmatch(r"-?[0-9]+", text) or int(text) <= 0:
+        raise UsageError(f"metric {token!r}: the cutoff k must be a positive integer")
+    return int(text)
+
+
+def _lookup(name: str) -> tuple[type[Metric], str] | None:
+    key = name.lower()
+    if key in AMBIGUOUS:
+        raise UsageError(f"metric name {name!r} is ambiguous: {AMBIGUOUS[key]}")
+    cls = _REGISTRY.get(key)
+    return None if cls is None else (cls, _RULES.get(key, cls.cutoff))
+
+
+def _split_name(name: str, k: str | None) -> tuple[type[Metric], str, str | None]:
+    """(class, cutoff rule, cutoff text) for a bare name, a trec_eval ``name_k`` or ``name.k``."""
+    found = _lookup(name)
+    if found:
+        return found[0], found[1], k
+    for pattern in (_TREC_SUFFIX, _TREC_DOT):
+        match = pattern.match(name)
+        if match and k is None:
+            found = _lookup(match.group("base"))
+            if found:
+                return found[0], found[1], match.group("k")
+    raise UsageError(f"unknown metric {name!r} ({_close_matches(name)}; see `evalkit metrics`)")
+
+
+def parse_metric(text: str) -> Metric:
+    """``"mrr@5"`` -> ``MRR@5``, ``"P_5"`` -> ``P@5``, ``"RR(rel=2)"`` -> ``MRR(rel=2)``.
+
+    Raises :class:`UsageError` on unknown or ambiguous names, bad cutoffs and unsupported parameters.
+    """
+    token = text.strip()
+    match = _TOKEN.match(token)
+    if not match:
+        raise UsageError(f"cannot read metric {token!r} (write it as name, name@k or name(rel=2)@k, e.g. mrr@5)")
+    cls, rule, k = _split_name(match.group("name"), match.group("k"))
+    params = _params(cls, match.group("params"), token)
+    if k is None:
+        if rule == "required":
+            raise UsageError(f"metric {token} needs a cutoff, e.g. {cls.name}@{'0.5' if cls.cutoff_kind == 'level' else '10'}")
+        return cls(**params)
+    if rule == "none":
+        raise UsageError(f"metric {cls.name} takes no cutoff" + (f" ({token!r})" if token.lower() != cls.name.lower() else ""))
+    return cls(_cutoff(cls, k, token), **params)
+
+
+def _tokens(spec: str) -> list[str]:
+    """Split on blanks, commas and semicolons outside parentheses; ``P.5,10`` becomes ``P.5 P.10``."""
+    spec = _TREC_LIST.sub(lambda m: " ".join(f"{m.group('base')}.{k}" for k in m.group("list").split(",")), spec)
+    tokens, current, depth = [], "", 0
+    for char in spec:
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and (char.isspace() or char in ",;"):
+            if current:
+                tokens.append(current)
+            current = ""
+        else:
+            current += char
+    if current:
+        tokens.append(current)
+    return tokens
+
+
+def parse_metrics(spec: str | list[str] | tuple[str, ...]) -> list[Metric]:
+    """Parse a space- or comma-separated list (or a list of such strings); duplicates dropped."""
+    parts = [spec] if isinstance(spec, str) else list(spec)
+    tokens = [t for part in parts for t in _tokens(part)]
+    if not tokens:
+        raise UsageError("no metric given")
+    return list(dict.fromkeys(parse_metric(t) for t in tokens))
