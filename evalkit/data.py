@@ -77,6 +77,7 @@ class Run:
     name: str = "run"
     source: Source | None = None
     warnings: tuple[str, ...] = field(default=())
+    tag: str | None = None  # run tag of a TREC run (its last line's, as trec_eval's runid)
 
     # ----------------------------------------------------------- builders
     @classmethod

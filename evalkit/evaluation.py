@@ -76,8 +76,10 @@ def check_partial(sets: QuerySets, run_label: str, gold_label: str) -> None:
         )
 
 
-def judge(run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, relevance_level: float = 1) -> Judged:
-    """Join the ranked run with the qrels for the gold positions ``evaluated``."""
+def judge(
+    run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, relevance_level: float = 1, depth: int | None = None
+) -> Judged:
+    """Join the ranked run with the qrels for the gold positions ``evaluated``; ``depth`` keeps the top of each ranking."""
     n_gold = len(sets.gold)
     eval_pos = np.full(n_gold, -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
@@ -99,6 +101,8 @@ def judge(run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, releva
     rq = sets.run_to_gold[ranked.qidx]
     rq = np.where(rq >= 0, eval_pos[np.maximum(rq, 0)], -1)
     rkeep = rq >= 0
+    if depth is not None:
+        rkeep &= ranked.rank <= depth
     run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
     qpos, rank = rq[rkeep], ranked.rank[rkeep]
     rd = run_to_qdoc[ranked.didx[rkeep]]
@@ -150,6 +154,8 @@ class Evaluation:
     excluded: list[str]
     warnings: list[str]
     judged: Judged | None = None
+    depth: int | None = None  # only the top ``depth`` of each ranking counted (trec_eval -M)
+    run_tag: str | None = None  # the TREC run tag, trec_eval's runid
 
     def mean(self, metric: Metric | str) -> float:
         """The metric's summary over the evaluated queries: the mean (NaN left out), or its own aggregate (sums, GMAP)."""
@@ -191,10 +197,17 @@ def evaluate(
     relevance_level: float = 1,
     allow_partial: bool = False,
     keep_gold: np.ndarray | None = None,
+    depth: int | None = None,
 ) -> Evaluation:
-    """Score ``run`` against ``qrels`` on ``metrics`` under the missing-query policy."""
+    """Score ``run`` against ``qrels`` on ``metrics`` under the missing-query policy.
+
+    ``depth`` = trec_eval ``-M``: only the first ``depth`` documents of each
+    ranking (after the ranking rule) count, for every metric.
+    """
     if missing not in MISSING_POLICIES:
         raise UsageError(f"unknown missing-query policy {missing!r} (choose zero, skip or error)")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise UsageError(f"--depth must be a positive integer (got {depth!r})")
     sets = match_queries(run, qrels, keep_gold)
     run_label = run.source.path if run.source else run.name
     gold_label = qrels.source.path if qrels.source else qrels.name
@@ -208,7 +221,7 @@ def evaluate(
         answered[:] = False
         answered[sets.run_to_gold[sets.run_to_gold >= 0]] = True
     evaluated = np.flatnonzero(answered)
-    judged = judge(run, qrels, sets, evaluated, relevance_level)
+    judged = judge(run, qrels, sets, evaluated, relevance_level, depth)
     per_query = {m.label: m.compute(judged) for m in metrics}
     return Evaluation(
         run_name=run.name,
@@ -223,4 +236,6 @@ def evaluate(
         excluded=sets.excluded,
         warnings=run_warnings(run),
         judged=judged,
+        depth=depth,
+        run_tag=run.tag,
     )

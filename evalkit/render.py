@@ -1,4 +1,4 @@
-"""Rendering a task score as a text table, JSON, Markdown or TSV."""
+"""Rendering a task score as a text table, JSON, Markdown, TSV or trec_eval's ``-q`` lines."""
 from __future__ import annotations
 
 import json
@@ -57,6 +57,7 @@ def as_dict(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> dict
             "excluded_by_task": len(ev.excluded),
         },
         "missing_policy": ev.missing,
+        "depth": ev.depth,
         "notes": score.policy_lines(),
         "warnings": list(ev.warnings),
         "manifest": dict(manifest or {}),
@@ -82,4 +83,38 @@ def per_query_tsv(score: TaskScore, digits: int = 6) -> str:
     return "\n".join(lines) + "\n"
 
 
-RENDERERS = {"table": as_table, "markdown": as_markdown, "json": as_json, "tsv": as_tsv}
+def _trec_value(metric, value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    return f"{round(value)}" if metric.aggregation == "sum" else f"{value:6.4f}"
+
+
+def as_trec_eval(score: TaskScore) -> str:
+    """``measure<TAB>query<TAB>value`` lines as ``trec_eval -q`` prints them, to diff against it.
+
+    Measures under their trec_eval names (evalkit's label where trec_eval has
+    none), names padded to 22 characters, values as ``%6.4f`` (counts as
+    integers). Queries in byte order (trec_eval sorts the qrels), each with
+    its per-query values; then ``all`` with ``runid`` and ``num_q`` first, as
+    trec_eval's default output. gm_map, gm_bpref and num_q appear under
+    ``all`` only, as in trec_eval.
+    """
+    ev = score.evaluation
+    metrics = ev.metrics
+    names = [m.trec_name() or m.label for m in metrics]
+    lines = []
+    order = sorted(range(len(ev.query_ids)), key=lambda i: ev.query_ids[i])
+    for i in order:
+        query = ev.query_ids[i]
+        for metric, name in zip(metrics, names):
+            if not metric.summary_only:
+                lines.append(f"{name:<22}\t{query}\t{_trec_value(metric, float(ev.per_query[metric.label][i]))}")
+    lines.append(f"{'runid':<22}\tall\t{ev.run_tag or ev.run_name}")
+    if "num_q" not in names:
+        lines.append(f"{'num_q':<22}\tall\t{len(ev.query_ids)}")
+    for metric, name in zip(metrics, names):
+        lines.append(f"{name:<22}\tall\t{_trec_value(metric, ev.mean(metric))}")
+    return "\n".join(lines)
+
+
+RENDERERS = {"table": as_table, "markdown": as_markdown, "json": as_json, "tsv": as_tsv, "trec_eval": as_trec_eval}

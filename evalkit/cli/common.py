@@ -36,6 +36,12 @@ def load_task_inputs(run_path, gold_path, task_name, run_format="auto", gold_for
     return task, run, qrels
 
 
+DEPTH_OPTION = click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the top N documents of each ranking count (after the ranking rule), as trec_eval -M N.",
+)
 RELEVANCE_LEVEL_OPTION = click.option(
     "--relevance-level", type=float, default=1, show_default=True, help="Minimum grade that counts as relevant."
 )

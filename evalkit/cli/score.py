@@ -6,6 +6,7 @@ import click
 from evalkit.cli.common import (
     ALLOW_PARTIAL_OPTION,
     COLUMN_OPTION,
+    DEPTH_OPTION,
     FORCE_OPTION,
     GOLD_FORMAT_OPTION,
     MISSING_OPTION,
@@ -22,16 +23,22 @@ from evalkit.cli.common import (
 @TASK_OPTION
 @click.option("--metrics", "-m", multiple=True, help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
 @MISSING_OPTION
-@click.option("--output", "-o", "output", type=click.Choice(["table", "json", "markdown", "tsv"]), default="table", show_default=True)
+@click.option(
+    "--output", "-o", "output", type=click.Choice(["table", "json", "markdown", "tsv", "trec_eval"]), default="table", show_default=True,
+    help="trec_eval: measure<TAB>query<TAB>value lines as trec_eval -q prints them.",
+)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result to this file instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values (TSV) here.")
 @click.option("--relevance-level", type=float, default=1, show_default=True, help="Minimum grade that counts as relevant.")
+@DEPTH_OPTION
 @RUN_FORMAT_OPTION
 @GOLD_FORMAT_OPTION
 @COLUMN_OPTION
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
-def score(run, gold, task, metrics, missing, output, out_path, per_query, relevance_level, run_format, gold_format, column, allow_partial, force):
+def score(
+    run, gold, task, metrics, missing, output, out_path, per_query, relevance_level, depth, run_format, gold_format, column, allow_partial, force
+):
     """Score RUN against GOLD.
 
     RUN may be a TREC run, a list submission (TSV/CSV, zip or gzip) or a
@@ -48,14 +55,18 @@ def score(run, gold, task, metrics, missing, output, out_path, per_query, releva
             check_writable(target, force)
     the_task, the_run, qrels = load_task_inputs(run, gold, task, run_format, gold_format, column)
     result = the_task.score(
-        the_run, qrels, list(metrics) or None, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level
+        the_run, qrels, list(metrics) or None, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level,
+        depth=depth,
     )
     for message in result.evaluation.warnings:
         warn(message)
     manifest = build_manifest(
         the_task.name,
         [input_entry("run", the_run.source), input_entry("gold", qrels.source)],
-        {"metrics": list(result.values), "missing": result.missing, "relevance_level": relevance_level, "allow_partial": allow_partial},
+        {
+            "metrics": list(result.values), "missing": result.missing, "relevance_level": relevance_level, "depth": depth,
+            "allow_partial": allow_partial,
+        },
         command="score",
     )
     if output in ("json", "markdown"):

@@ -8,6 +8,8 @@ non-blank character ``#``) and blank lines are skipped.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.formats import Format, Sample, register
@@ -38,7 +40,20 @@ def read(loaded: LoadedFile, **_) -> Run:
             f"{loaded.label}: {table.extra_lines} lines have fields after the run tag{where}; "
             "they are ignored, as trec_eval does",
         )
-    return Run(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, scores=table.values, warnings=warnings)
+    run = Run(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, scores=table.values, warnings=warnings)
+    return replace(run, tag=last_tag(loaded))
+
+
+def last_tag(loaded: LoadedFile) -> str | None:
+    """The run tag of the last data line (trec_eval reports that one as the runid)."""
+    end = len(loaded.data)
+    while end > 0:
+        start = loaded.data.rfind(b"\n", 0, end - 1) + 1
+        fields = loaded.data[start:end].split()
+        if len(fields) >= 6 and not fields[0].startswith(b"#"):
+            return fields[5].decode("utf-8")
+        end = start
+    return None
 
 
 def format_trec_run(run: Run, tag: str | None = None, depth: int | None = None) -> str:

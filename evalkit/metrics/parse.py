@@ -35,6 +35,17 @@ AMBIGUOUS = {
 }
 
 
+_CUTS = "5,10,15,20,30,100,200,500,1000"
+_LEVELS = ",".join(f"{i / 10:.2f}" for i in range(11))
+# trec_eval's measure sets, restricted to the measures evalkit has, in trec_eval's order.
+MEASURE_SETS = {
+    "trec_eval": f"num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall.{_LEVELS} P.{_CUTS}",
+    "all_trec": f"num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall.{_LEVELS} P.{_CUTS} "
+    f"recall.{_CUTS} gm_bpref 11pt_avg ndcg ndcg_cut.{_CUTS} map_cut.{_CUTS} relative_P.{_CUTS} success.1,5,10 "
+    "set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret unj.5,10,20",
+}
+
+
 def _close_matches(name: str) -> str:
     names = sorted(set(_REGISTRY) | set(AMBIGUOUS))
     close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
@@ -122,7 +133,13 @@ def parse_metric(text: str) -> Metric:
 
 
 def _tokens(spec: str) -> list[str]:
-    """Split on blanks, commas and semicolons outside parentheses; ``P.5,10`` becomes ``P.5 P.10``."""
+    """Split on blanks, commas and semicolons outside parentheses; ``P.5,10`` becomes ``P.5 P.10``.
+
+    A measure-set name (``trec_eval``: trec_eval's default measures,
+    ``all_trec``: its ``-m all_trec``; each restricted to what evalkit has)
+    stands for its measures.
+    """
+    spec = re.sub(r"(?<![\w.@-])(" + "|".join(MEASURE_SETS) + r")(?![\w.@(-])", lambda m: MEASURE_SETS[m.group(1).lower()], spec, flags=re.I)
     spec = _TREC_LIST.sub(lambda m: " ".join(f"{m.group('base')}.{k}" for k in m.group("list").split(",")), spec)
     tokens, current, depth = [], "", 0
     for char in spec:

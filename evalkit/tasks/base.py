@@ -41,6 +41,8 @@ class TaskScore:
             lines.append(f"run-only queries: {len(ev.run_only)} (not in the gold; ignored)")
         if ev.excluded:
             lines.append(f"excluded gold queries: {len(ev.excluded)} (task rule)")
+        if ev.depth is not None:
+            lines.append(f"depth: only the top {ev.depth} documents of each ranking count (trec_eval -M {ev.depth})")
         return lines + self.notes
 
 
@@ -87,6 +89,7 @@ class Task:
         missing: str | None = None,
         allow_partial: bool = False,
         relevance_level: float = 1,
+        depth: int | None = None,
     ) -> TaskScore:
         chosen = self.metrics(metrics)
         evaluation = evaluate(
@@ -97,6 +100,7 @@ class Task:
             allow_partial=allow_partial,
             relevance_level=relevance_level,
             keep_gold=self.keep_gold(qrels),
+            depth=depth,
         )
         official, value = self.official_value(evaluation)
         values = {official: value}
