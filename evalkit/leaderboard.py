@@ -149,6 +149,7 @@ def build_leaderboard(
     missing: str | None = None,
     allow_partial: bool = False,
     relevance_level: float = 1,
+    depth: int | None = None,
     gold_format: str = "auto",
     column: str | None = None,
     test: str = "wilcoxon",
@@ -188,7 +189,7 @@ def build_leaderboard(
         file = relative[run.source.path]
         try:
             scored.append(score_one(task, qrels, run, run.name, metrics, missing=missing, allow_partial=allow_partial,
-                                    relevance_level=relevance_level, strict_split=True))
+                                    relevance_level=relevance_level, strict_split=True, depth=depth))
         except PartialRunError as exc:
             rejected.append(Rejected(file, "other split", reason_for(exc, run.source.path)))
         except EvalkitError as exc:

@@ -97,11 +97,12 @@ def score_one(
     allow_partial: bool,
     relevance_level: float,
     strict_split: bool = False,
+    depth: int | None = None,
 ) -> ScoredRun:
     """Score one run; ``strict_split`` refuses runs with mostly foreign queries."""
     score = task.score(
         run, qrels, list(metrics) if metrics else None, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level,
+        relevance_level=relevance_level, depth=depth,
     )
     path = run.source.path if run.source else name
     if strict_split and not allow_partial:
@@ -120,6 +121,7 @@ def score_runs(
     missing: str | None = None,
     allow_partial: bool = False,
     relevance_level: float = 1,
+    depth: int | None = None,
     run_format: str = "auto",
     gold_format: str = "auto",
     column: str | None = None,
@@ -147,7 +149,9 @@ def score_runs(
 
         iterator = tqdm(iterator, desc="scoring", unit="run", leave=False, disable=None)
     scored = [
-        score_one(task, qrels, run, name, chosen, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level)
+        score_one(
+            task, qrels, run, name, chosen, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level, depth=depth
+        )
         for run, name in iterator
     ]
     return task, qrels, scored

@@ -8,6 +8,7 @@ from evalkit.cli.common import (
     ALPHA_OPTION,
     COLUMN_OPTION,
     CORRECTION_OPTION,
+    DEPTH_OPTION,
     FORCE_OPTION,
     GOLD_FORMAT_OPTION,
     MISSING_OPTION,
@@ -41,13 +42,14 @@ from evalkit.cli.common import (
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result here instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values and differences (TSV) here.")
 @RELEVANCE_LEVEL_OPTION
+@DEPTH_OPTION
 @RUN_FORMAT_OPTION
 @GOLD_FORMAT_OPTION
 @COLUMN_OPTION
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
 def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, permutations, bootstrap_resamples, ci_method,
-            confidence, seed, correction, alpha, output, out_path, per_query, relevance_level, run_format, gold_format,
+            confidence, seed, correction, alpha, output, out_path, per_query, relevance_level, depth, run_format, gold_format,
             column, allow_partial, force):
     """Compare RUNs against a baseline, query by query, on GOLD.
 
@@ -85,7 +87,7 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
 
     the_task, qrels, scored = score_runs(
         gold, list(runs), task_name=task, metrics=metrics_for, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column,
+        relevance_level=relevance_level, depth=depth, run_format=run_format, gold_format=gold_format, column=column,
     )
     names = [s.name for s in scored]
     base = pick_run(baseline, names, list(map(str, runs)))
@@ -106,7 +108,7 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
             "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
             "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap_resamples,
             "ci_method": ci_method, "confidence": confidence, "correction": correction, "alpha": alpha,
-            "relevance_level": relevance_level, "allow_partial": allow_partial,
+            "relevance_level": relevance_level, "depth": depth, "allow_partial": allow_partial,
         },
         seed=seed,
         command="compare",

@@ -8,6 +8,7 @@ from evalkit.cli.common import (
     ALPHA_OPTION,
     COLUMN_OPTION,
     CORRECTION_OPTION,
+    DEPTH_OPTION,
     FORCE_OPTION,
     GOLD_FORMAT_OPTION,
     MISSING_OPTION,
@@ -36,12 +37,13 @@ from evalkit.cli.common import (
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the leaderboard here, e.g. reports/leaderboard.md.")
 @MISSING_OPTION
 @RELEVANCE_LEVEL_OPTION
+@DEPTH_OPTION
 @GOLD_FORMAT_OPTION
 @COLUMN_OPTION
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
 def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zero_method, correction, alpha, seed, output, out_path,
-                missing, relevance_level, gold_format, column, allow_partial, force):
+                missing, relevance_level, depth, gold_format, column, allow_partial, force):
     """Rank every run or submission file in FOLDER (zips included) against GOLD.
 
     Official score first, then the task's other metrics; for each pair of
@@ -64,7 +66,7 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
     options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
     board = build_leaderboard(
         folder, gold, task_name=task, metrics=list(metrics) or None, patterns=patterns, recursive=recursive, missing=missing,
-        allow_partial=allow_partial, relevance_level=relevance_level, gold_format=gold_format, column=column,
+        allow_partial=allow_partial, relevance_level=relevance_level, depth=depth, gold_format=gold_format, column=column,
         test=test_name, options=options,
     )
     policy = board.entries[0].scored.score.policy_lines()[:1] if board.entries else []
@@ -73,13 +75,14 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
 
         policy_name = board.entries[0].scored.score.missing
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
+        policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith("depth:")]
     inputs = [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
     manifest = build_manifest(
         board.task or None, inputs,
         {
             "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
-            "missing": policy_name if board.entries else missing, "relevance_level": relevance_level,
+            "missing": policy_name if board.entries else missing, "relevance_level": relevance_level, "depth": depth,
             "allow_partial": allow_partial, "not_ranked": [r.path for r in board.rejected],
         },
         seed=seed if test_name == "randomization" else None,

@@ -8,6 +8,7 @@ from evalkit.cli.common import (
     ALPHA_OPTION,
     COLUMN_OPTION,
     CORRECTION_OPTION,
+    DEPTH_OPTION,
     FORCE_OPTION,
     GOLD_FORMAT_OPTION,
     MISSING_OPTION,
@@ -42,13 +43,14 @@ from evalkit.cli.common import (
 @TASK_OPTION
 @MISSING_OPTION
 @RELEVANCE_LEVEL_OPTION
+@DEPTH_OPTION
 @RUN_FORMAT_OPTION
 @GOLD_FORMAT_OPTION
 @COLUMN_OPTION
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
 def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_buckets, test_name, zero_method, permutations,
-           correction, alpha, seed, title, task, missing, relevance_level, run_format, gold_format, column, allow_partial, force):
+           correction, alpha, seed, title, task, missing, relevance_level, depth, run_format, gold_format, column, allow_partial, force):
     """Write a Markdown report on RUNs scored against GOLD.
 
     Leaderboard (official score first, best per column in bold, significance
@@ -88,7 +90,7 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
 
     the_task, qrels, scored = score_runs(
         gold, list(runs), task_name=task, metrics=metrics_for, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column,
+        relevance_level=relevance_level, depth=depth, run_format=run_format, gold_format=gold_format, column=column,
     )
     names = [s.name for s in scored]
     paths = list(map(str, runs))
@@ -106,7 +108,7 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
             "metrics": list(scored[0].score.values), "metric": label, "baseline": base, "test": test_name,
             "zero_method": zero_method, "permutations": permutations, "correction": correction, "alpha": alpha,
             "pair": list(chosen_pair) if chosen_pair else None, "top": top, "length_buckets": length_buckets,
-            "missing": scored[0].score.missing, "relevance_level": relevance_level, "allow_partial": allow_partial,
+            "missing": scored[0].score.missing, "relevance_level": relevance_level, "depth": depth, "allow_partial": allow_partial,
         },
         seed=seed,
         command="report",

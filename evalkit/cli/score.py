@@ -37,7 +37,8 @@ from evalkit.cli.common import (
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
 def score(
-    run, gold, task, metrics, missing, output, out_path, per_query, relevance_level, depth, run_format, gold_format, column, allow_partial, force
+    run, gold, task, metrics, missing, output, out_path, per_query, relevance_level, depth, run_format, gold_format, column, allow_partial,
+    force,
 ):
     """Score RUN against GOLD.
 

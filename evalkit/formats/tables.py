@@ -216,7 +216,9 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
             pa.py_buffer(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False),
-            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False
+            ),
         )
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, ValueError):
         return None

@@ -45,6 +45,8 @@ MEASURE_SETS = {
     "set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret unj.5,10,20",
 }
 
+_SET_NAME = re.compile(r"(?<![\w.@-])(" + "|".join(MEASURE_SETS) + r")(?![\w.@(-])", re.I)
+
 
 def _close_matches(name: str) -> str:
     names = sorted(set(_REGISTRY) | set(AMBIGUOUS))
@@ -139,7 +141,7 @@ def _tokens(spec: str) -> list[str]:
     ``all_trec``: its ``-m all_trec``; each restricted to what evalkit has)
     stands for its measures.
     """
-    spec = re.sub(r"(?<![\w.@-])(" + "|".join(MEASURE_SETS) + r")(?![\w.@(-])", lambda m: MEASURE_SETS[m.group(1).lower()], spec, flags=re.I)
+    spec = _SET_NAME.sub(lambda m: MEASURE_SETS[m.group(1).lower()], spec)
     spec = _TREC_LIST.sub(lambda m: " ".join(f"{m.group('base')}.{k}" for k in m.group("list").split(",")), spec)
     tokens, current, depth = [], "", 0
     for char in spec:
