@@ -158,10 +158,18 @@ class Evaluation:
     run_tag: str | None = None  # the TREC run tag, trec_eval's runid
 
     def mean(self, metric: Metric | str) -> float:
-        """The metric's summary over the evaluated queries: the mean (NaN left out), or its own aggregate (sums, GMAP)."""
+        """The metric's summary over the evaluated queries: the mean (NaN left out), or its own aggregate (sums, GMAP).
+
+        Accumulated in query-id order (byte-wise), as trec_eval does, so the
+        printed decimals match its output.
+        """
         if isinstance(metric, str):
             metric = next((m for m in self.metrics if m.label == metric), None) or parse_metric(metric)
-        return metric.aggregate(self.per_query[metric.label])
+        order = self.__dict__.get("_order")
+        if order is None:
+            order = np.argsort(np.asarray(self.query_ids, dtype=str), kind="stable")
+            object.__setattr__(self, "_order", order)
+        return metric.aggregate(self.per_query[metric.label][order])
 
     @property
     def means(self) -> dict[str, float]:

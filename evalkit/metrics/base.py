@@ -168,15 +168,22 @@ class Metric:
         return np.asarray(self.per_query(view), dtype=np.float64)
 
     def aggregate(self, values: np.ndarray) -> float:
-        """The summary of per-query values (NaN ones left out): mean, sum or geometric mean."""
+        """The summary of per-query values (NaN ones left out): mean, sum or geometric mean.
+
+        Values are added one after the other in the order given, as trec_eval
+        accumulates them (numpy's pairwise sum can differ in the last bit, and
+        so in the 4th printed decimal when a mean falls on a half).
+        """
         defined = values[~np.isnan(values)]
         if len(defined) == 0:
             return float("nan")
-        if self.aggregation == "sum":
-            return float(defined.sum())
         if self.aggregation == "gmean":
-            return float(np.exp(np.log(np.maximum(defined, MIN_GEO_MEAN)).mean()))
-        return float(defined.mean())
+            defined = np.log(np.maximum(defined, MIN_GEO_MEAN))
+        total = float(np.cumsum(defined)[-1])
+        if self.aggregation == "sum":
+            return total
+        mean = total / len(defined)
+        return float(np.exp(mean)) if self.aggregation == "gmean" else mean
 
     def per_query(self, judged: Judged) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
