@@ -24,6 +24,7 @@ class NDCG(Metric):
     name = "nDCG"
     aliases = ("ndcg",)
     cutoff_aliases = ("ndcg_cut",)
+    params = ()  # gains are the grades; the relevance level plays no part (trec_eval ndcg ignores -l too)
     trec = ("ndcg", "ndcg_cut_")
 
     def per_query(self, judged: Judged) -> np.ndarray:

@@ -70,7 +70,7 @@ def _params(cls: type[Metric], text: str | None, token: str) -> dict[str, float]
     if text is None or not text.strip():
         return {}
     out: dict[str, float] = {}
-    for part in text.split(","):
+    for part in filter(str.strip, text.split(",")):
         key, sep, value = (p.strip() for p in part.partition("="))
         if not sep or not key:
             raise UsageError(f"metric {token!r}: write parameters as name=value, e.g. {cls.name}(rel=2)")
