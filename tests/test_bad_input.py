@@ -72,6 +72,27 @@ def test_bad_run_files(case, tmp_path, gold_file):
     assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
 
 
+TREC_CASES = sorted(case for case, (content, _) in BAD_RUNS.items() if b" Q0 " in content)
+
+
+def padding(line: str) -> bytes:
+    """Valid lines of other queries that push a file past the pyarrow fast-path size."""
+    from evalkit.formats.tables import FAST_PATH_BYTES
+
+    return "".join(line.format(i=i) for i in range(FAST_PATH_BYTES // 20)).encode()
+
+
+@pytest.mark.parametrize("case", TREC_CASES)
+def test_bad_trec_run_files_past_the_fast_path_size(case, tmp_path, gold_file):
+    """The TREC cases again, padded past FAST_PATH_BYTES: the pyarrow path refuses them with the same message."""
+    content, expected = BAD_RUNS[case]
+    run = tmp_path / f"{case}.trec"
+    run.write_bytes(content + padding("zpad{i} Q0 x{i} 1 1.0 pad\n"))
+    result = run_cli("score", run, gold_file, "--out", tmp_path / "out.json")
+    assert_clean_failure(result, expected, run)
+    assert not (tmp_path / "out.json").exists()
+
+
 def test_malicious_literal_was_not_executed(tmp_path, gold_file):
     import os
 
@@ -110,6 +131,10 @@ def test_bad_gold(tmp_path):
     assert_clean_failure(run_cli("score", run, gold), ":3: post_id '1' appears twice", gold)
     gold.write_text("q 0 d 1\nq 0 d 2\n")
     assert_clean_failure(run_cli("score", run, gold), ":2: the same (query, document) pair is judged twice", gold)
+    gold.write_bytes(b"q 0 d 1\nq 0 d 2\n" + padding("zpad{i} 0 x{i} 0\n"))  # the pyarrow path
+    assert_clean_failure(run_cli("score", run, gold), ":2: the same (query, document) pair is judged twice", gold)
+    gold.write_bytes(b"q 0 d 1\nq 0 e NA\n" + padding("zpad{i} 0 x{i} 0\n"))
+    assert_clean_failure(run_cli("score", run, gold), ":2: grade 'NA' is not a number", gold)
 
 
 def test_existing_output_needs_force(tmp_path, gold_file):
