@@ -204,12 +204,13 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     delimiter = _delimiter(data)
     if delimiter is None:
         return None
-    first = data.lstrip(b"\n").split(b"\n", 1)[0]
-    width = first.count(delimiter) + 1
+    start = len(data) - len(data.lstrip(b"\n"))
+    end = data.find(b"\n", start)
+    width = data.count(delimiter, start, end if end >= 0 else len(data)) + 1  # fields on the first line
     if width < n_fields or (width > n_fields and not extra):
         return None
     names = [f"c{i}" for i in range(width)]
-    types = {name: pa.string() for name in names}
+    types = {name: pa.string() if i in keep else pa.binary() for i, name in enumerate(names)}  # binary: only checked for emptiness
     types[names[numeric]] = pa.float64()
     try:
         table = pacsv.read_csv(
