@@ -26,7 +26,10 @@ def metrics():
         doc = inspect.getdoc(cls) or ""
         first = doc.split("\n\n")[0].replace("\n", " ")
         cut = {"optional": "name or name@k", "required": "name@k", "none": "no cutoff"}[cls.cutoff]
-        click.echo(f"{cls.name}  ({cut}; aliases: {', '.join(cls.aliases)})\n  {first}\n")
+        cut = cut.replace("@k", "@x, x a recall level in [0, 1]") if cls.cutoff_kind == "level" else cut
+        names = ", ".join((*cls.aliases, *(f"{a}_k" for a in cls.cutoff_aliases), *cls.set_aliases))
+        params = f"; name({', '.join(f'{p}=...' for p in cls.params)})" if cls.params else ""
+        click.echo(f"{cls.name}  ({cut}{params}; aliases: {names})\n  {first}\n")
 
 
 @click.command("formats")
