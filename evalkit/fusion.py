@@ -103,7 +103,7 @@ def ranx_metric(metric: str) -> str:
     from evalkit.metrics import parse_metric
 
     parsed = parse_metric(metric)
-    base = RANX_METRIC.get(type(parsed).name)
+    base = RANX_METRIC.get(type(parsed).name) if parsed.rel is None else None  # ranx has no per-metric relevance level
     if base is None:
         raise UsageError(f"metric {parsed.label} cannot be optimised through ranx (use one of: {', '.join(RANX_METRIC)})")
     return f"{base}@{parsed.k}" if getattr(parsed, "k", None) else base
