@@ -73,6 +73,7 @@ def test_trec_eval_lists_and_measure_sets_expand():
     ("RR(rel=nan)", "parameter rel 'nan' is not a finite number"),
     ("RR(rel)", "write parameters as name=value"),
     ("mrr@@5", "cannot read metric"),
+    ("a-" * 200, "is longer than 200 characters"),
 ])
 def test_bad_names_are_one_line_usage_errors(typed, message):
     with pytest.raises(UsageError) as info:
@@ -175,3 +176,13 @@ def test_ranx_f1_and_hits_per_query():
         revaluate(rq, rr, name)
         theirs = rr.scores[name]
         assert np.allclose([ours[label][q] for q in judgments], [theirs[q] for q in judgments], atol=1e-12), name
+
+
+def test_long_metric_lists_are_bounded_and_linear():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(UsageError, match="longer than 20000 characters"):
+        parse_metrics("a-" * 20_000)
+    assert len(parse_metrics("P." + "1," * 5000 + "1")) == 1
+    assert time.perf_counter() - start < 5  # was quadratic (a word-boundary scan per '-')

@@ -24,8 +24,10 @@ from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
 
 _TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*?)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>[^@()\s]+))?$")
 _TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)_(?P<k>[0-9]+(?:\.[0-9]+)?)$")
-_TREC_LIST = re.compile(r"\b(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>\.?[0-9][0-9.]*(?:,\.?[0-9][0-9.]*)+)(?![\w.@(])")
+_TREC_LIST = re.compile(r"(?<![\w\-.@(])(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>\.?[0-9][0-9.]*(?:,\.?[0-9][0-9.]*)+)(?![\w.@(])")
 _TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>\.?[0-9][0-9.]*)$")
+
+MAX_NAME, MAX_SPEC = 200, 20_000  # bounds on what is parsed (metric names also come from files: baselines, configs)
 
 # Names that tools use for different things: refused, with the choices.
 AMBIGUOUS = {
@@ -120,6 +122,8 @@ def parse_metric(text: str) -> Metric:
     Raises :class:`UsageError` on unknown or ambiguous names, bad cutoffs and unsupported parameters.
     """
     token = text.strip()
+    if len(token) > MAX_NAME:
+        raise UsageError(f"metric name {token[:40]!r}... is longer than {MAX_NAME} characters")
     match = _TOKEN.match(token)
     if not match:
         raise UsageError(f"cannot read metric {token!r} (write it as name, name@k or name(rel=2)@k, e.g. mrr@5)")
@@ -160,6 +164,8 @@ def _tokens(spec: str) -> list[str]:
 def parse_metrics(spec: str | list[str] | tuple[str, ...]) -> list[Metric]:
     """Parse a space- or comma-separated list (or a list of such strings); duplicates dropped."""
     parts = [spec] if isinstance(spec, str) else list(spec)
+    if sum(len(part) for part in parts) > MAX_SPEC:
+        raise UsageError(f"the metric list is longer than {MAX_SPEC} characters")
     tokens = [t for part in parts for t in _tokens(part)]
     if not tokens:
         raise UsageError("no metric given")
