@@ -27,7 +27,7 @@ def _is_number(text: str) -> bool:
 
 def sniff(sample: Sample) -> bool:
     parts = sample.first.split()
-    return len(parts) >= 6 and _is_number(parts[4]) and parts[3].lstrip("-").isdigit()
+    return len(parts) >= 6 and _is_number(parts[4]) and _is_number(parts[3])  # rank: any number (trec_eval ignores it)
 
 
 def read(loaded: LoadedFile, **_) -> Run:
