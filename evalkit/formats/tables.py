@@ -3,9 +3,11 @@
 * :func:`read_delimited` -- a headed TSV/CSV through :mod:`csv` (quoted fields,
   multi-line tweets), yielding each record with the line it starts on.
 * :func:`read_whitespace` -- header-less whitespace columns (TREC runs and
-  qrels). Large files take a pyarrow fast path; anything unusual (extra
-  spaces, bad numbers, wrong field counts) falls back to the exact Python
-  parser, which names the offending line.
+  qrels), comment lines skipped as trec_eval does. Large files take a pyarrow
+  fast path; anything unusual (mixed blanks, empty fields, bad numbers, wrong
+  field counts) falls back to the exact Python parser, which names the
+  offending line. Both paths share one number rule (:func:`parse_score`), so
+  they read and refuse the same files.
 """
 from __future__ import annotations
 
