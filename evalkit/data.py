@@ -8,7 +8,7 @@ Both are built once by a reader and never mutated.
 """
 from __future__ import annotations
 
-import sys
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
@@ -35,17 +35,11 @@ def arrow_to_numpy(array, dtype) -> np.ndarray:
 def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
     """For each value, its index in the unique array ``universe``; -1 when absent.
 
-    Large inputs use pyarrow's hash join when pyarrow is already loaded (it was,
-    if a large file was read); otherwise a dict. Both give identical results.
+    A dict lookup: for 500,000 run ids against 200,000 judged ids it takes
+    0.15 s, less than converting both to pyarrow (which also imports pandas).
     """
-    if len(values) > 50_000 and "pyarrow" in sys.modules:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        found = pc.index_in(pa.array(values, type=pa.string()), value_set=pa.array(universe, type=pa.string()))
-        return arrow_to_numpy(pc.fill_null(found, -1).cast(pa.int64()), np.int64)
-    index = {v: i for i, v in enumerate(universe.tolist())}
-    return np.fromiter((index.get(v, -1) for v in values.tolist()), dtype=np.int64, count=len(values))
+    index = dict(zip(universe.tolist(), range(len(universe))))
+    return np.fromiter(map(index.get, values.tolist(), itertools.repeat(-1)), dtype=np.int64, count=len(values))
 
 
 @dataclass(frozen=True)

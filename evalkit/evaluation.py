@@ -98,16 +98,21 @@ def judge(
 
     # ranked rows of the evaluated queries
     ranked = run.ranked()
-    rq = sets.run_to_gold[ranked.qidx]
-    rq = np.where(rq >= 0, eval_pos[np.maximum(rq, 0)], -1)
+    run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
+    rq = run_query_pos[ranked.qidx]
     rkeep = rq >= 0
     if depth is not None:
         rkeep &= ranked.rank <= depth
+
+    def kept(values: np.ndarray) -> np.ndarray:
+        return values if every_row else values[rkeep]
+
+    every_row = bool(rkeep.all())  # the usual case: no copies of the (millions of) ranked rows
     run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
-    qpos, rank = rq[rkeep], ranked.rank[rkeep]
-    rd = run_to_qdoc[ranked.didx[rkeep]]
+    qpos, rank = kept(rq), kept(ranked.rank)
+    rd = run_to_qdoc[kept(ranked.didx)]
     grade = np.full(len(qpos), np.nan)
-    lookable = (rd >= 0) & ranked.first[rkeep]
+    lookable = (rd >= 0) & kept(ranked.first)
     if len(jkey_sorted) and lookable.any():
         rkey = qpos[lookable] * n_docs + rd[lookable]
         at = np.minimum(np.searchsorted(jkey_sorted, rkey), len(jkey_sorted) - 1)

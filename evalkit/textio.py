@@ -91,6 +91,8 @@ def decode_check(data: bytes, label: str) -> bytes:
         data = data[len(BOM):]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if data.isascii():  # ASCII is UTF-8; checked without building a str (a 177 MB run: 7 ms instead of 0.4 s)
+        return data
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
