@@ -1,8 +1,38 @@
 """evalkit: exact, validated scoring and comparison for retrieval shared tasks.
 
-Heavy modules (ranx, torch, transformers, pandas) are imported lazily by the
-features that need them, so ``import evalkit`` and the CLI start quickly.
+The Python API (:mod:`evalkit.api`) is re-exported here lazily, so
+``import evalkit`` and the command line start quickly::
+
+    import evalkit
+    result = evalkit.score("run.trec", "qrels.txt", metrics="ndcg@10")
+    result.official, result.per_query
+
+Heavy modules (ranx, torch, transformers, pandas) are imported only by the
+features that need them.
 """
+from __future__ import annotations
+
+from typing import Any
+
 from evalkit._version import __version__
 
-__all__ = ["__version__"]
+_API = ("score", "compare", "fuse", "read_run", "read_qrels", "as_run", "as_qrels", "ScoreResult", "CompareResult")
+_DATA = ("Run", "Qrels")
+
+__all__ = ["__version__", *_API, *_DATA]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from evalkit import api
+
+        return getattr(api, name)
+    if name in _DATA:
+        from evalkit import data
+
+        return getattr(data, name)
+    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

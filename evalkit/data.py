@@ -161,6 +161,47 @@ class Run:
             out[self.query_ids[q]][self.doc_ids[d]] = v
         return out
 
+    @classmethod
+    def from_pandas(cls, frame, **kwargs) -> "Run":
+        """A run from a DataFrame with query and doc id columns and a score column (scored run) or
+        neither (a list run: row order within a query, or a ``rank`` column); an optional label column.
+
+        Column names are looked up in :mod:`evalkit.columns` (``query_id``/``qid``/``post_id``...,
+        ``doc_id``/``docno``/``corpus-id``..., ``score``, ``rank``, ``label``).
+        """
+        from evalkit import columns as names
+        from evalkit.errors import UsageError
+
+        qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
+        if qcol is None or dcol is None:
+            raise UsageError(f"DataFrame needs a query id and a doc id column (found: {', '.join(map(str, frame.columns))})")
+        scol, rcol, lcol = (names.find(frame.columns, a) for a in (names.SCORE, names.RANK, names.LABEL))
+        if scol is None and rcol is not None:
+            frame = frame.sort_values([qcol, rcol], kind="stable")
+        scores = None
+        if scol is not None:
+            scores = np.asarray(frame[scol], dtype=np.float64)
+            if not np.all(np.isfinite(scores)):
+                raise UsageError(f"DataFrame column {scol!r} holds a value that is not a finite number")
+        labels = None if lcol is None else [str(x) for x in frame[lcol]]
+        return cls.from_rows([str(x) for x in frame[qcol]], [str(x) for x in frame[dcol]], scores, labels, **kwargs)
+
+    def to_pandas(self):
+        """The run in rank order as a DataFrame: ``query_id, doc_id, rank`` (1-based), ``score`` and ``label`` when present."""
+        import pandas as pd
+
+        ranked = self.ranked()
+        data = {
+            "query_id": self.query_ids[ranked.qidx].astype(str),
+            "doc_id": self.doc_ids[ranked.didx].astype(str),
+            "rank": ranked.rank,
+        }
+        if ranked.scores is not None:
+            data["score"] = ranked.scores
+        if ranked.labels is not None:
+            data["label"] = ranked.labels
+        return pd.DataFrame(data)
+
     def with_name(self, name: str) -> "Run":
         return replace(self, name=name)
 
@@ -225,6 +266,33 @@ class Qrels:
     @property
     def n_rows(self) -> int:
         return int(self.qidx.shape[0])
+
+    @classmethod
+    def from_pandas(cls, frame, **kwargs) -> "Qrels":
+        """Judgments from a DataFrame: query id, doc id and grade columns (names as in :mod:`evalkit.columns`)."""
+        from evalkit import columns as names
+        from evalkit.errors import UsageError
+
+        qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
+        gcol = names.find(frame.columns, names.GRADE)
+        if qcol is None or dcol is None or gcol is None:
+            raise UsageError(f"DataFrame needs query id, doc id and relevance columns (found: {', '.join(map(str, frame.columns))})")
+        try:
+            grades = np.asarray(frame[gcol], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise UsageError(f"DataFrame column {gcol!r} holds a grade that is not a number") from None
+        if not np.all(np.isfinite(grades)):
+            raise UsageError(f"DataFrame column {gcol!r} holds a grade that is not a finite number")
+        return cls.from_rows([str(x) for x in frame[qcol]], [str(x) for x in frame[dcol]], grades, **kwargs)
+
+    def to_pandas(self):
+        """The judgments as a DataFrame ``query_id, doc_id, relevance`` (and ``label`` when present)."""
+        import pandas as pd
+
+        data = {"query_id": self.query_ids[self.qidx].astype(str), "doc_id": self.doc_ids[self.didx].astype(str), "relevance": self.grades}
+        if self.labels is not None:
+            data["label"] = self.labels
+        return pd.DataFrame(data)
 
     def to_dict(self) -> dict[str, dict[str, int | float]]:
         out: dict[str, dict[str, int | float]] = {str(q): {} for q in self.query_ids}

@@ -1,0 +1,377 @@
+"""evalkit's Python API: everything a notebook needs; the command line is a thin layer over it.
+
+>>> import evalkit
+>>> result = evalkit.score("run.trec", "qrels.txt", metrics="ndcg@10 mrr@10")   # doctest: +SKIP
+>>> result.official, result.means["MRR@10"]                                     # doctest: +SKIP
+>>> result.per_query                                    # a DataFrame: one row per query  # doctest: +SKIP
+
+Runs and gold files may be given as a path (any format ``evalkit formats``
+lists), a :class:`~evalkit.data.Run` / :class:`~evalkit.data.Qrels`, a pandas
+DataFrame (``query_id, doc_id, score`` / ``query_id, doc_id, relevance``, or
+the alias names of :mod:`evalkit.columns`) or a nested dict
+``{query_id: {doc_id: score}}`` (a ``{query_id: [doc_id, ...]}`` dict is a
+list run in list order). Every result carries the warnings and the manifest
+the command line prints or writes. Heavy libraries (pandas, scipy) are
+imported only when a result needs them.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+
+from evalkit.data import Qrels, Run
+from evalkit.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalkit.comparison import Comparison
+    from evalkit.stats.paired import PairedValues
+    from evalkit.tasks.base import Task, TaskScore
+
+RunLike = Union[str, os.PathLike, Run, "pd.DataFrame", Mapping[str, Any]]
+QrelsLike = Union[str, os.PathLike, Qrels, "pd.DataFrame", Mapping[str, Mapping[str, float]]]
+
+
+# ----------------------------------------------------------------- inputs
+def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | None = None, name: str | None = None) -> Run:
+    """Read a run or submission file (TREC run, 4b list TSV/CSV, ClimateCheck CSV; plain, gzip or zip)."""
+    from evalkit.formats import read_run as _read
+
+    return _read(path, format, column=column, name=name)
+
+
+def read_qrels(path: str | os.PathLike, format: str = "auto") -> Qrels:
+    """Read a gold file (TREC or BEIR qrels, CheckThat! 4b or ClimateCheck gold)."""
+    from evalkit.formats import read_qrels as _read
+
+    return _read(path, format)
+
+
+def _is_frame(obj: Any) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None) -> Run:
+    """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring)."""
+    if isinstance(obj, Run):
+        return obj.with_name(name) if name else obj
+    if isinstance(obj, (str, os.PathLike)):
+        return read_run(obj, format, column=column, name=name)
+    if _is_frame(obj):
+        return Run.from_pandas(obj, name=name or "run")
+    if isinstance(obj, Mapping):
+        values = list(obj.values())
+        if all(isinstance(v, Mapping) for v in values):
+            return Run.from_scores({str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in obj.items()}, name=name or "run")
+        if all(isinstance(v, (list, tuple)) for v in values):
+            return Run.from_lists({str(q): [str(d) for d in docs] for q, docs in obj.items()}, name=name or "run")
+        raise UsageError("a run dict maps query ids to {doc_id: score} dicts or to [doc_id, ...] lists")
+    raise UsageError(f"cannot use a {type(obj).__name__} as a run (give a path, a Run, a DataFrame or a dict)")
+
+
+def as_qrels(obj: QrelsLike, *, format: str = "auto") -> Qrels:
+    """A :class:`Qrels` from a path, a Qrels, a DataFrame or a ``{query_id: {doc_id: grade}}`` dict."""
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return read_qrels(obj, format)
+    if _is_frame(obj):
+        return Qrels.from_pandas(obj)
+    if isinstance(obj, Mapping) and all(isinstance(v, Mapping) for v in obj.values()):
+        return Qrels.from_dict({str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in obj.items()})
+    raise UsageError(f"cannot use a {type(obj).__name__} as gold (give a path, a Qrels, a DataFrame or a dict)")
+
+
+def input_entry(role: str, item: Run | Qrels) -> dict[str, Any]:
+    """The manifest entry of one input: its file and hash, or (in memory) a hash of its content."""
+    from evalkit.manifest import input_entry as file_entry
+
+    if item.source is not None:
+        return file_entry(role, item.source)
+    digest = hashlib.sha256()
+    for array in (item.query_ids, item.doc_ids):
+        digest.update("\x00".join(map(str, array.tolist())).encode("utf-8"))
+    for array in (item.qidx, item.didx, getattr(item, "scores", None), getattr(item, "grades", None)):
+        if array is not None:
+            digest.update(array.tobytes())
+    return {"role": role, "path": None, "format": "in-memory", "sha256": digest.hexdigest()}
+
+
+def resolve_task(task: str, qrels: Qrels, run: Run | None) -> "Task":
+    """The task named, or detected from the gold's format (and the run's labels) with ``"auto"``."""
+    from evalkit.runset import resolve_task as _resolve
+
+    return _resolve(task, qrels, run)
+
+
+# ----------------------------------------------------------------- score
+@dataclass(frozen=True, eq=False)
+class ScoreResult:
+    """One run scored against one gold: the official figure first, then the other metrics."""
+
+    task: str
+    official_name: str
+    official: float
+    means: dict[str, float]  # metric label -> value, official first
+    warnings: list[str]
+    manifest: dict[str, Any]
+    task_score: "TaskScore" = field(repr=False)
+
+    @property
+    def policy(self) -> list[str]:
+        """The ranking rule, the missing-query policy and the task's notes, as printed with every result."""
+        return self.task_score.policy_lines()
+
+    @property
+    def per_query(self) -> "pd.DataFrame":
+        """Per-query values: a DataFrame indexed by query id, one column per metric (NaN: undefined)."""
+        import pandas as pd
+
+        evaluation = self.task_score.evaluation
+        frame = pd.DataFrame({label: values for label, values in evaluation.per_query.items()},
+                             index=pd.Index(evaluation.query_ids.astype(str), name="query_id"))
+        return frame
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v:.4f}" for k, v in list(self.means.items())[:6])
+        return f"ScoreResult(task={self.task!r}, official={self.official_name}={self.official:.4f}, {shown})"
+
+
+def score(
+    run: RunLike,
+    gold: QrelsLike,
+    task: str = "auto",
+    metrics: str | Sequence[str] | None = None,
+    missing: str | None = "zero",
+    *,
+    relevance_level: float = 1,
+    depth: int | None = None,
+    allow_partial: bool = False,
+    run_format: str = "auto",
+    gold_format: str = "auto",
+    column: str | None = None,
+) -> ScoreResult:
+    """Score ``run`` against ``gold``: the task's official score first, then ``metrics`` (or the task's defaults).
+
+    ``task="auto"`` detects the task from the gold (CheckThat! 4b, ClimateCheck,
+    else ``trec``); ``missing`` is what gold queries absent from the run count
+    as (``zero``, ``skip`` or ``error``); ``depth`` keeps the top ``depth`` of
+    each ranking (trec_eval ``-M``).
+    """
+    from evalkit.manifest import build_manifest
+
+    if task != "auto":
+        from evalkit.tasks import get_task
+
+        get_task(task)  # fail fast on unknown names, before any file is read
+    qrels = as_qrels(gold, format=gold_format)
+    the_run = as_run(run, format=run_format, column=column)
+    the_task = resolve_task(task, qrels, the_run)
+    result = the_task.score(the_run, qrels, metrics, missing=missing, allow_partial=allow_partial,
+                            relevance_level=relevance_level, depth=depth)
+    options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": relevance_level,
+               "allow_partial": allow_partial}
+    if depth is not None:
+        options["depth"] = depth
+    manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], options, command="score")
+    return ScoreResult(
+        task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
+        warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result,
+    )
+
+
+# ----------------------------------------------------------------- compare
+@dataclass(frozen=True, eq=False)
+class CompareResult:
+    """Runs compared with a baseline, query by query; :meth:`to_pandas` gives one row per run."""
+
+    task: str
+    comparison: "Comparison"
+    values: "PairedValues"
+    binary_values: "PairedValues | None"
+    policy: list[str]
+    notes: list[str]
+    manifest: dict[str, Any]
+
+    @property
+    def metric(self) -> str:
+        return self.comparison.metric
+
+    @property
+    def baseline(self) -> str:
+        return self.comparison.baseline
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One row per compared run: means, difference with its CI, W/T/L, effect size, raw and adjusted p-values."""
+        import pandas as pd
+
+        rows = []
+        for pair in self.comparison.pairs:
+            row = {
+                "run": pair.run, "baseline": pair.baseline, "n": pair.n, "mean": pair.mean_run, "baseline_mean": pair.mean_baseline,
+                "difference": pair.difference, "ci_low": pair.ci[0], "ci_high": pair.ci[1], "relative": pair.relative,
+                "wins": pair.wins, "ties": pair.ties, "losses": pair.losses, "rank_biserial": pair.rank_biserial,
+            }
+            for test, result in pair.tests.items():
+                row[f"p_{test}"] = result.p_value
+                row[f"p_{test}_adjusted"] = pair.adjusted.get(test)
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("run")
+
+    @property
+    def per_query(self) -> "pd.DataFrame":
+        """The compared metric per query (rows) and run (columns)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.values.matrix.T, index=pd.Index(self.values.query_ids, name="query_id"), columns=self.values.names)
+
+
+def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str | None]:
+    if names is not None:
+        if len(names) != len(runs):
+            raise UsageError(f"{len(names)} names for {len(runs)} runs")
+        return list(names)
+    from evalkit.runset import unique_names
+
+    paths = [os.fspath(r) for r in runs if isinstance(r, (str, os.PathLike))]
+    by_path = dict(zip(paths, unique_names(paths))) if paths else {}
+    out: list[str | None] = []
+    for number, run in enumerate(runs, start=1):
+        if isinstance(run, (str, os.PathLike)):
+            out.append(by_path[os.fspath(run)])
+        elif isinstance(run, Run) and run.name not in ("run", ""):
+            out.append(run.name)
+        else:
+            out.append(f"run{number}")
+    return out
+
+
+def compare(
+    gold: QrelsLike,
+    *runs: RunLike,
+    metric: str | None = None,
+    baseline: str | int | None = None,
+    binary: str = "success@1",
+    task: str = "auto",
+    missing: str | None = None,
+    names: Sequence[str] | None = None,
+    zero_method: str = "wilcox",
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
+    ci_method: str = "percentile",
+    confidence: float = 0.95,
+    seed: int = 42,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    relevance_level: float = 1,
+    depth: int | None = None,
+    allow_partial: bool = False,
+    run_format: str = "auto",
+    gold_format: str = "auto",
+    column: str | None = None,
+    progress: bool = False,
+) -> CompareResult:
+    """Compare ``runs`` with a baseline (default: the first) on ``gold``, query by query, with paired tests.
+
+    Per run: mean difference with a bootstrap CI, relative improvement, W/T/L,
+    rank-biserial effect size, Wilcoxon signed-rank, paired t-test, Fisher
+    randomization and McNemar on ``binary``; p-values corrected over the
+    comparisons (``correction``). Seeded, so the same inputs give the same p-values.
+    """
+    from evalkit.comparison import CompareOptions
+    from evalkit.comparison import compare as run_comparison
+    from evalkit.manifest import build_manifest
+    from evalkit.metrics import parse_metric
+    from evalkit.runset import comparison_metric, default_metric_labels, score_one
+    from evalkit.stats.paired import align
+
+    if len(runs) < 2:
+        raise UsageError(f"compare needs at least two runs (got {len(runs)}): a baseline and a run to compare with it")
+    options = CompareOptions(zero_method, permutations, bootstrap, ci_method, confidence, seed, correction, alpha)
+    options.check()
+    binary_metric = parse_metric(binary)
+    if not binary_metric.binary:
+        raise UsageError(f"binary {binary}: {binary_metric.label} is not a 0/1 outcome per query (use success@k)")
+    chosen = parse_metric(metric).label if metric else None
+    if task != "auto":
+        from evalkit.tasks import get_task
+
+        get_task(task)
+    qrels = as_qrels(gold, format=gold_format)
+    labels = _run_names(runs, names)
+    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
+    the_task = resolve_task(task, qrels, loaded[0])
+    wanted = default_metric_labels(the_task) + ([chosen] if chosen else []) + [binary_metric.label]
+    scored = [
+        score_one(the_task, qrels, run, run.name, wanted, missing=missing, allow_partial=allow_partial,
+                  relevance_level=relevance_level, depth=depth)
+        for run in loaded
+    ]
+    run_names = [s.name for s in scored]
+    base = _pick_baseline(baseline, run_names, runs)
+    label = comparison_metric(the_task, scored[0].score, chosen)
+    evaluations = [s.score.evaluation for s in scored]
+    values = align(evaluations, label, run_names)
+    binary_values = align(evaluations, binary_metric.label, run_names)
+    result = run_comparison(values, base, options, binary_values, progress=progress)
+    if label != scored[0].score.official:
+        result.notes.append(f"compared on {label}; the task's official score is {scored[0].score.official}")
+    manifest = build_manifest(
+        the_task.name,
+        [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],
+        {
+            "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
+            "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap, "ci_method": ci_method,
+            "confidence": confidence, "correction": correction, "alpha": alpha, "relevance_level": relevance_level,
+            "depth": depth, "allow_partial": allow_partial,
+        },
+        seed=seed,
+        command="compare",
+    )
+    notes = [note for s in scored for note in s.notes]
+    return CompareResult(task=the_task.name, comparison=result, values=values, binary_values=binary_values,
+                         policy=scored[0].score.policy_lines(), notes=notes, manifest=manifest)
+
+
+def _pick_baseline(choice: str | int | None, names: list[str], runs: Sequence[RunLike]) -> str:
+    """The baseline run's name: by name, path, 1-based position (int or digits) or ``None`` (the first)."""
+    if choice is None:
+        return names[0]
+    if isinstance(choice, int) and not isinstance(choice, bool):
+        if 1 <= choice <= len(names):
+            return names[choice - 1]
+        raise UsageError(f"baseline position {choice} is out of range (1..{len(names)})")
+    for name, run in zip(names, runs):
+        if choice == name or (isinstance(run, (str, os.PathLike)) and choice == os.fspath(run)):
+            return name
+    if str(choice).isdigit() and 1 <= int(choice) <= len(names):
+        return names[int(choice) - 1]
+    raise UsageError(f"baseline {choice!r} is none of the runs (give a file, its name or its position: {', '.join(names)})")
+
+
+# ----------------------------------------------------------------- fuse
+def fuse(
+    *runs: RunLike,
+    method: str = "rrf",
+    norm: str | None = "min-max",
+    weights: Sequence[float] | None = None,
+    params: Mapping[str, Any] | None = None,
+    depth: int | None = None,
+    allow_partial: bool = False,
+    name: str = "fused",
+) -> Run:
+    """Fuse ``runs`` into one scored :class:`Run` (``evalkit fusion`` lists the methods; RRF by default).
+
+    Ties in the fused scores follow the ranking rule, whatever the order of the runs.
+    """
+    from evalkit.fusion import fuse as _fuse
+
+    loaded = [as_run(r, name=n) for r, n in zip(runs, _run_names(runs, None))]
+    return _fuse(loaded, method, norm, weights=weights, params=params, depth=depth, allow_partial=allow_partial, name=name)
+
+
+__all__ = ["CompareResult", "QrelsLike", "RunLike", "ScoreResult", "as_qrels", "as_run", "compare", "fuse", "read_qrels", "read_run",
+           "score"]
