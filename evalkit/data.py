@@ -72,6 +72,9 @@ class Run:
     source: Source | None = None
     warnings: tuple[str, ...] = field(default=())
     tag: str | None = None  # run tag of a TREC run (its last line's, as trec_eval's runid)
+    # the file's columns as written (text, file order), for an official scorer that reads them so
+    # (ClimateCheck: rank column, labels as typed); ``None`` for runs not read from such a file
+    as_written: Mapping[str, tuple[str, ...]] | None = None
 
     # ----------------------------------------------------------- builders
     @classmethod
@@ -219,7 +222,7 @@ class Run:
 
         return replace(
             self, query_ids=self.query_ids[keep], qidx=code[self.qidx[rows]], didx=self.didx[rows], scores=pick(self.scores),
-            labels=pick(self.labels), declared_ranks=pick(self.declared_ranks),
+            labels=pick(self.labels), declared_ranks=pick(self.declared_ranks), as_written=None,
         )
 
 
@@ -241,6 +244,7 @@ class Qrels:
     texts: Mapping[str, str] | None = None
     name: str = "gold"
     source: Source | None = None
+    as_written: Mapping[str, tuple[str, ...]] | None = None  # the gold's columns as written (see Run.as_written)
 
     @classmethod
     def from_rows(cls, qids, docs, grades, labels=None, **kwargs) -> "Qrels":

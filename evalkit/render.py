@@ -17,12 +17,17 @@ def score_header(score: TaskScore) -> str:
     return f"task {score.task} · run {ev.run_name} · {ev.n_gold - len(ev.gold_only)}/{ev.n_gold} gold queries answered"
 
 
+def shown(score: TaskScore, name: str, value: float, digits: int) -> str:
+    """A value as printed; the official figure reads ``undefined`` when the task says it is."""
+    return "undefined" if name == score.official and score.undefined else fmt(value, digits)
+
+
 def as_table(score: TaskScore, digits: int = 4) -> str:
     width = max(len(k) for k in score.values) + 2
     lines = [score_header(score), ""]
     for name, value in score.values.items():
         mark = "   (official)" if name == score.official else ""
-        lines.append(f"{name:<{width}}{fmt(value, digits)}{mark}")
+        lines.append(f"{name:<{width}}{shown(score, name, value, digits)}{mark}")
     lines.append("")
     lines += [f"# {line}" for line in score.policy_lines()]
     return "\n".join(lines)
@@ -33,8 +38,9 @@ def as_markdown(score: TaskScore, manifest: Mapping[str, Any] | None = None, dig
 
     lines = [f"**{score_header(score)}**", "", "| metric | value |", "|---|---:|"]
     for name, value in score.values.items():
-        shown = f"**{fmt(value, digits)}**" if name == score.official else fmt(value, digits)
-        lines.append(f"| {name}{' (official)' if name == score.official else ''} | {shown} |")
+        text = shown(score, name, value, digits)
+        text = f"**{text}**" if name == score.official else text
+        lines.append(f"| {name}{' (official)' if name == score.official else ''} | {text} |")
     lines.append("")
     lines += [f"- {line}" for line in score.policy_lines()]
     if manifest:
@@ -47,7 +53,8 @@ def as_dict(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> dict
     return {
         "task": score.task,
         "run": ev.run_name,
-        "official": {"metric": score.official, "value": score.official_value},
+        "official": {"metric": score.official, "value": None if score.undefined else score.official_value,
+                     **({"undefined": score.undefined} if score.undefined else {})},
         "metrics": score.values,
         "queries": {
             "gold": ev.n_gold,
@@ -69,7 +76,7 @@ def as_json(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> str:
 
 
 def as_tsv(score: TaskScore, digits: int = 6) -> str:
-    lines = ["metric\tvalue"] + [f"{k}\t{fmt(v, digits)}" for k, v in score.values.items()]
+    lines = ["metric\tvalue"] + [f"{k}\t{shown(score, k, v, digits)}" for k, v in score.values.items()]
     return "\n".join(lines)
 
 

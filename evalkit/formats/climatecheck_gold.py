@@ -30,7 +30,10 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     lcol = find_column(header, ("annotation",), label, "annotation")
     tcol = next((i for i, h in enumerate(header) if h.lower() in ("claim", "claim_text", "text")), None)
     claims, abstracts, labels, texts, lines = [], [], [], {}, []
+    written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "annotation": []}
     for line, fields in records:
+        for key, col in (("claim_id", ccol), ("abstract_id", acol), ("annotation", lcol)):
+            written[key].append(fields[col])
         claim, abstract = fields[ccol].strip(), fields[acol].strip()
         if not claim or not abstract:
             raise InputError(label, "empty claim_id or abstract id", line)
@@ -43,7 +46,10 @@ def read(loaded: LoadedFile, **_) -> Qrels:
         lines.append(line)
         if tcol is not None:
             texts[claim] = fields[tcol]
-    qrels = Qrels.from_rows(claims, abstracts, [GRADES[x] for x in labels], labels=labels, texts=texts or None)
+    qrels = Qrels.from_rows(
+        claims, abstracts, [GRADES[x] for x in labels], labels=labels, texts=texts or None,
+        as_written={k: tuple(v) for k, v in written.items()},
+    )
     check_unique_pairs(qrels.qidx, qrels.didx, len(qrels.doc_ids), label, lambda row: lines[row])
     return qrels
 

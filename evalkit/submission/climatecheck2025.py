@@ -105,6 +105,16 @@ def claim_order(claims: Sequence[str]) -> list[str]:
     return sorted(claims, key=lambda c: (natural_key(c), c))
 
 
+def official_label(label: str, claim: str, abstract: str) -> str:
+    """The official spelling of ``label`` (``NEI`` -> ``Not Enough Information``); unknown labels are refused."""
+    canonical = normalize_label(str(label))
+    if canonical is None:
+        from evalkit.errors import UsageError
+
+        raise UsageError(f"claim {claim!r}, abstract {abstract!r}: label {label!r} is not one of {', '.join(LABELS)}")
+    return canonical
+
+
 def render(run, expectations: Expectations, queries: Sequence[str] | None, dedupe: bool) -> str:
     """The CSV, sorted by claim and rank; a label column when the run carries labels."""
     ranked = run.ranked()
@@ -122,7 +132,7 @@ def render(run, expectations: Expectations, queries: Sequence[str] | None, dedup
     writer.writerow(list(REQUIRED) + ([LABEL] if labelled else []))
     for claim in claim_order(claims):
         for rank, (abstract, label) in enumerate(per_claim[claim][: expectations.depth], start=1):
-            writer.writerow([claim, abstract, rank] + ([label] if labelled else []))
+            writer.writerow([claim, abstract, rank] + ([official_label(label, claim, abstract)] if labelled else []))
     return buffer.getvalue()
 
 

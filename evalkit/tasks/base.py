@@ -21,6 +21,7 @@ class TaskScore:
     values: dict[str, float]  # official first
     evaluation: Evaluation  # per-query values of the ranking metrics
     notes: list[str] = field(default_factory=list)  # policy notes printed with the result
+    undefined: str | None = None  # why the official figure is undefined (then NaN), as an official scorer's 404
 
     @property
     def official_value(self) -> float:

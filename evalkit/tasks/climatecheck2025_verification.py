@@ -1,65 +1,74 @@
 """ClimateCheck 2025 Subtask II: label retrieved claim-abstract pairs Supports / Refutes / NEI."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from evalkit.classification import weighted_prf
-from evalkit.errors import UsageError
+from evalkit.data import Qrels, Run
+from evalkit.errors import InputError, UsageError
+from evalkit.tasks import climatecheck_official as official
 from evalkit.tasks import register
 from evalkit.tasks.base import TaskScore
-from evalkit.tasks.climatecheck2025_retrieval import ClimateCheck2025Retrieval
+from evalkit.tasks.climatecheck2025_retrieval import OFFICIAL as SUBTASK1, ClimateCheck2025Retrieval, gold_of, predictions_of
 
-F1, PRECISION, RECALL, ACCURACY = "F1 (weighted)", "Precision (weighted)", "Recall (weighted)", "Accuracy"
+OFFICIAL = "Subtask II score (F1 + Recall@10)"
+F1, PRECISION, RECALL = "F1 (weighted)", "Precision (weighted)", "Recall (weighted)"
 
 
-def labelled_pairs(run, qrels) -> tuple[list[str], list[str]]:
-    """(gold label, predicted label) for each predicted pair that the gold judges.
+def prediction_line(run: Run, row: int) -> int | None:
+    """The file line of prediction row ``row`` (0-based), when the run was read from a CSV."""
+    if run.source is None:
+        return None
+    from evalkit.formats.tables import header_delimiter, read_delimited
+    from evalkit.textio import load
 
-    A pair predicted twice counts once, with its first (best-ranked) label.
-    Labels are compared case-insensitively (both sides are canonicalised on reading).
-    """
-    gold = {
-        (qrels.query_ids[q], qrels.doc_ids[d]): label
-        for q, d, label in zip(qrels.qidx.tolist(), qrels.didx.tolist(), qrels.labels.tolist())
-    }
-    ranked = run.ranked()
-    y_true, y_pred = [], []
-    for q, d, label, first in zip(ranked.qidx.tolist(), ranked.didx.tolist(), ranked.labels.tolist(), ranked.first.tolist()):
-        key = (run.query_ids[q], run.doc_ids[d])
-        if first and key in gold:
-            y_true.append(gold[key])
-            y_pred.append(label)
-    return y_true, y_pred
+    _, records = read_delimited(load(run.source.path), header_delimiter(load(run.source.path)))
+    for count, (line, _) in enumerate(records):
+        if count == row:
+            return line
+    return None
 
 
 @register
 class ClimateCheck2025Verification(ClimateCheck2025Retrieval):
-    """Official score: weighted F1 of the predicted labels, reported with Recall@10.
+    """Official score: weighted F1 of the labels of predicted pairs found in the gold, plus Recall@10.
 
-    Only predicted pairs that appear in the gold are classified (the gold does
-    not judge the rest). Because labels sit on retrieved pairs, the
-    organisers read F1 together with Recall@10 of the same submission, so both
-    are reported first.
+    As the official scorer: every prediction row whose (claim, abstract) pair
+    the gold judges is one item (a repeated row counts again), labels are
+    compared lower-cased (``NEI`` or ``Supports `` with a space are wrong
+    labels), precision / recall / F1 are scikit-learn's weighted averages, and
+    the Subtask II score is F1 + Recall@10. Without a label column (or with no
+    judged pair) the score is undefined, as the scorer's 404.
     """
 
     name = "climatecheck2025-verification"
     description = "ClimateCheck 2025 Subtask II: Supports / Refutes / Not Enough Information per retrieved pair"
-    official_definition = "weighted F1 over predicted pairs found in the gold (sklearn 'weighted'), read together with Recall@10"
+    official_definition = "F1 + Recall@10: weighted F1 over predicted rows whose pair the gold judges (labels lower-cased), plus Recall@10"
     default_metrics = "recall@10"
 
     def metrics(self, extra=None):
         return super().metrics(extra or self.default_metrics)
 
-    def score(self, run, qrels, metrics=None, **options) -> TaskScore:
-        if run.labels is None:
-            raise UsageError(f"{run.source.path if run.source else run.name}: the run has no label column; the verification task needs one")
+    def score(self, run: Run, qrels: Qrels, metrics=None, **options) -> TaskScore:
         if qrels.labels is None:
             raise UsageError("the gold has no annotation labels; the verification task needs a ClimateCheck gold file")
         retrieval = super().score(run, qrels, metrics, **options)
-        y_true, y_pred = labelled_pairs(run, qrels)
-        prf = weighted_prf(y_true, y_pred)
-        values = {F1: prf["f1"], "Recall@10": retrieval.evaluation.mean("Recall@10")}
-        values.update({PRECISION: prf["precision"], RECALL: prf["recall"], ACCURACY: prf["accuracy"]})
+        try:
+            result = official.verification(gold_of(qrels), predictions_of(run))
+        except official.LabelError as exc:
+            where = run.source.path if run.source else run.name
+            raise InputError(where, str(exc), prediction_line(run, exc.row)) from None
+        recall10 = retrieval.values["Recall@10"]
+        total = math.nan if result.undefined else result.f1 + recall10
+        values = {OFFICIAL: total, F1: result.f1, PRECISION: result.precision, RECALL: result.recall, "Recall@10": recall10}
         values.update({k: v for k, v in retrieval.values.items() if k not in values})
-        note = f"verification: {prf['pairs']} predicted pairs found in the gold were classified"
-        return TaskScore(task=self.name, official=F1, values=values, evaluation=retrieval.evaluation, notes=[note])
+        notes = list(retrieval.notes)
+        if result.undefined:
+            notes.insert(0, f"the official Subtask II score is undefined: {result.undefined}")
+        else:
+            notes.insert(0, f"verification: {result.items} predicted rows whose pair the gold judges were classified "
+                            "(labels compared lower-cased, repeats counted, as the official scorer)")
+        return TaskScore(task=self.name, official=OFFICIAL, values=values, evaluation=retrieval.evaluation, notes=notes,
+                         undefined=result.undefined)
+
+
+__all__ = ["ClimateCheck2025Verification", "OFFICIAL", "SUBTASK1"]
