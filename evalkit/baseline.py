@@ -11,12 +11,20 @@ baseline in ``bench/baselines/`` can point at ``../../../shared/data/...`` and
 works from any working directory. An entry may also set ``missing`` and
 ``allow_partial`` (the options of ``evalkit score``). A score that drops by
 more than the tolerance is a regression; one that rises is reported as an
-improvement.
+improvement. Expected values and the tolerance must be finite (and the
+tolerance not negative), and a score that cannot be computed now (an error,
+NaN) is never "ok": the gate cannot be green by accident. ``--add`` and
+``--update`` hold an exclusive lock (``FILE.lock``, :func:`locked`) around
+their read-modify-write and replace the file atomically, so concurrent
+writers never lose an entry.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +69,8 @@ class Result:
     def status(self, tolerance: float) -> str:
         if self.error is not None:
             return "error"
+        if not math.isfinite(self.now):
+            return "error"  # NaN compares false both ways: it must not read as "ok"
         if self.delta < -tolerance:
             return "DROPPED"
         return "improved" if self.delta > tolerance else "ok"
@@ -98,19 +108,55 @@ class Baseline:
 REQUIRED = ("task", "gold", "run", "metric", "expected")
 
 
+def finite_number(value: Any, path: str, what: str) -> float:
+    """``value`` as a finite float, else one :class:`InputError` line (NaN and infinity would fool the gate)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InputError(path, f"{what} {value!r} is not a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(path, f"{what} {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise InputError(path, f"{what} is {value!r}; it must be a finite number")
+    return number
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike) -> Iterator[None]:
+    """An exclusive advisory lock (``fcntl.flock``) on the folder of ``path`` for a read-modify-write.
+
+    The folder, not the file, is locked: the file is replaced atomically (a new
+    inode), and no lock file is left behind.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        yield
+        return
+    folder = Path(path).parent if str(Path(path).parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{path}: output folder {folder} does not exist")
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot open the folder to lock {path} ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def load(path: str | os.PathLike, create: bool = False) -> Baseline:
     """Read a baseline; ``create`` gives an empty one when the file does not exist yet."""
-    from evalkit.textio import check_writable, load as load_text
+    from evalkit.textio import check_writable, parse_json
+    from evalkit.textio import load as load_text
 
     target = Path(path)
     if create and not target.exists():
         check_writable(target)
         return Baseline(target, [])
-    text = load_text(target).text()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"not valid JSON ({exc.msg})", exc.lineno) from None
+    data = parse_json(load_text(target).text(), str(path))
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise InputError(str(path), "not an evalkit baseline (expected an object with an 'entries' list)")
     entries = []
@@ -118,17 +164,13 @@ def load(path: str | os.PathLike, create: bool = False) -> Baseline:
         missing = [k for k in REQUIRED if not isinstance(item, dict) or k not in item]
         if missing:
             raise InputError(str(path), f"entry {number} lacks {', '.join(missing)}")
-        try:
-            expected = float(item["expected"])
-        except (TypeError, ValueError):
-            raise InputError(str(path), f"entry {number}: expected {item['expected']!r} is not a number") from None
+        expected = finite_number(item["expected"], str(path), f"entry {number}: expected")
         options = {k: item[k] for k in ("missing", "allow_partial") if k in item}
         name = item.get("name") or Path(str(item["run"])).name
         entries.append(Entry(name, str(item["task"]), str(item["gold"]), str(item["run"]), str(item["metric"]), expected, options))
-    try:
-        tolerance = float(data.get("tolerance", DEFAULT_TOLERANCE))
-    except (TypeError, ValueError):
-        raise InputError(str(path), f"tolerance {data.get('tolerance')!r} is not a number") from None
+    tolerance = finite_number(data.get("tolerance", DEFAULT_TOLERANCE), str(path), "tolerance")
+    if tolerance < 0:
+        raise InputError(str(path), f"tolerance {tolerance!r} is negative (every score would read as dropped)")
     return Baseline(target, entries, tolerance, str(data.get("description", "")))
 
 
@@ -178,6 +220,8 @@ class Scorer:
             value, _ = self.value(entry.task, entry.gold, entry.run, entry.metric, entry.options)
         except EvalkitError as exc:
             return Result(entry, error=exc.one_line())
+        if not math.isfinite(value):
+            return Result(entry, error=f"the score is undefined now ({value}); an undefined score never passes")
         return Result(entry, now=value)
 
 

@@ -35,6 +35,9 @@ TEST_NAMES = {
 }
 
 
+MAX_RESAMPLES = 1_000_000  # bounds time and memory: p-values and CIs finer than 1e-6 are not needed
+
+
 @dataclass(frozen=True)
 class CompareOptions:
     zero_method: str = "wilcox"
@@ -53,8 +56,11 @@ class CompareOptions:
             raise UsageError(f"unknown bootstrap CI method {self.ci_method!r} (choose {', '.join(CI_METHODS)})")
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r} (choose {', '.join(CORRECTIONS)})")
-        if self.permutations < 1 or self.bootstrap < 1:
-            raise UsageError("--permutations and --bootstrap must be positive")
+        if not (1 <= self.permutations <= MAX_RESAMPLES and 1 <= self.bootstrap <= MAX_RESAMPLES):
+            raise UsageError(f"--permutations and --bootstrap must lie between 1 and {MAX_RESAMPLES:,} "
+                             f"(got {self.permutations:,} and {self.bootstrap:,}; p-values below 1e-6 need no more)")
+        if not 0 <= self.seed <= 2**32 - 1:
+            raise UsageError(f"--seed must lie between 0 and {2**32 - 1} (got {self.seed})")
         if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
             raise UsageError("--confidence and --alpha must lie strictly between 0 and 1")
 

@@ -23,16 +23,14 @@ or queries without any text are refused with ``FILE:LINE: problem``.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
-from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Source
 from evalkit.errors import InputError, UsageError
-from evalkit.textio import LoadedFile, load
+from evalkit.textio import LoadedFile, check_regular, load, parse_json
 
 DOC_ID_ALIASES = ("_id", "id", "doc_id", "docid", "doc-id", "corpus-id", "cord_uid", "abstract_id", "pmid")
 QUERY_ID_ALIASES = ("_id", "id", "post_id", "claim_id", "query_id", "query-id", "qid", "topic_id")
@@ -87,10 +85,7 @@ def _beir_jsonl(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Reco
     for number, raw in enumerate(loaded.text().splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(loaded.label, f"not a JSON object ({exc.msg})", number) from None
+        obj = parse_json(raw, loaded.label, number)
         if not isinstance(obj, dict):
             raise InputError(loaded.label, "not a JSON object", number)
         record = _canonical({k: v for k, v in obj.items() if k not in SKIP_JSON_KEYS}, mapping, loaded.label, number)
@@ -103,6 +98,11 @@ def _table(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Record]:
     from evalkit.formats.tables import header_delimiter, read_delimited
 
     header, records = read_delimited(loaded, header_delimiter(loaded))
+    seen: set[str] = set()
+    for name in header:
+        if name.strip().lower() in seen:
+            raise InputError(loaded.label, f"column {name.strip()!r} appears twice in the header (which one holds the data?)", 1)
+        seen.add(name.strip().lower())
     for line, fields in records:
         yield line, _canonical(dict(zip(header, fields)), mapping, loaded.label, line)
 
@@ -117,28 +117,72 @@ def _id_text(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Record]
         yield number, {"_id": doc_id.strip(), "text": body.strip()}
 
 
-_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
-_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
-_TITLE = re.compile(r"<(?:TITLE|HEADLINE|HL)>(.*?)</(?:TITLE|HEADLINE|HL)>", re.S | re.I)
-_TAG = re.compile(r"<[^>]+>")
+_DOC_TAG = re.compile(r"<(/?)DOC>", re.I)
+_DOCNO_OPEN = re.compile(r"<DOCNO>", re.I)
+_DOCNO_CLOSE = re.compile(r"</DOCNO>", re.I)
+_TITLE_OPEN = re.compile(r"<(TITLE|HEADLINE|HL)>", re.I)
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def _element(body: str, opening: re.Pattern, closing: re.Pattern, what: str, label: str, line: int) -> tuple[str, str] | None:
+    """(the text inside the first ``what`` element, the body without it), ``None`` without one; linear scans only."""
+    start = opening.search(body)
+    if start is None:
+        return None
+    end = closing.search(body, start.end())
+    if end is None:
+        raise InputError(label, f"<{what}> without </{what}> in the <DOC> starting here", line)
+    return body[start.end():end.start()], body[: start.start()] + " " + body[end.end():]
+
+
+def _outside(text: str, start: int, end: int, label: str) -> None:
+    """Only white space may stand between documents."""
+    gap = text[start:end]
+    if gap.strip():
+        stray = start + len(gap) - len(gap.lstrip())
+        raise InputError(label, "text outside <DOC> ... </DOC>", text.count("\n", 0, stray) + 1)
 
 
 def _trec_sgml(loaded: LoadedFile, mapping: Mapping[str, str]) -> Iterator[Record]:
-    text = loaded.text()
-    line, position = 1, 0
-    for match in _DOC.finditer(text):
-        line += text.count("\n", position, match.start())
-        position = match.start()
-        body = match.group(1)
-        docno = _DOCNO.search(body)
+    """``<DOC><DOCNO>id</DOCNO> ... </DOC>`` read strictly, in one linear pass: an unclosed or nested
+    ``<DOC>``, a stray ``</DOC>``, text outside documents and a document without exactly one DOCNO are
+    errors naming the line (never documents merged or lost)."""
+    text, label = loaded.text(), loaded.label
+    line, counted, after_last = 1, 0, 0
+    open_at: int | None = None
+    open_line = 0
+    for tag in _DOC_TAG.finditer(text):
+        line += text.count("\n", counted, tag.start())
+        counted = tag.start()
+        if tag.group(1) != "/":
+            if open_at is not None:
+                raise InputError(label, f"<DOC> inside the <DOC> opened on line {open_line} (missing </DOC>)", line)
+            _outside(text, after_last, tag.start(), label)
+            open_at, open_line = tag.end(), line
+            continue
+        if open_at is None:
+            raise InputError(label, "</DOC> without an open <DOC>", line)
+        body = text[open_at: tag.start()]
+        open_at, after_last = None, tag.end()
+        docno = _element(body, _DOCNO_OPEN, _DOCNO_CLOSE, "DOCNO", label, open_line)
         if docno is None:
-            raise InputError(loaded.label, "<DOC> without <DOCNO>", line)
-        rest = _DOCNO.sub(" ", body)
-        title_match = _TITLE.search(rest)
-        title = " ".join(_TAG.sub(" ", title_match.group(1)).split()) if title_match else ""
-        if title_match:
-            rest = rest[: title_match.start()] + rest[title_match.end():]
-        yield line, {"_id": docno.group(1).strip(), "title": title, "text": " ".join(_TAG.sub(" ", rest).split())}
+            raise InputError(label, "<DOC> without <DOCNO>", open_line)
+        doc_id, rest = docno[0].strip(), docno[1]
+        if not doc_id:
+            raise InputError(label, "empty <DOCNO>", open_line)
+        if _DOCNO_OPEN.search(rest):
+            raise InputError(label, "<DOC> with two <DOCNO>s", open_line)
+        title = ""
+        match = _TITLE_OPEN.search(rest)
+        if match:
+            closing = re.compile(f"</{re.escape(match.group(1))}>", re.I)
+            element = _element(rest, _TITLE_OPEN, closing, match.group(1), label, open_line)
+            if element is not None:
+                title, rest = " ".join(_TAG.sub(" ", element[0]).split()), element[1]
+        yield open_line, {"_id": doc_id, "title": title, "text": " ".join(_TAG.sub(" ", rest).split())}
+    if open_at is not None:
+        raise InputError(label, "<DOC> never closed (missing </DOC>)", open_line)
+    _outside(text, after_last, len(text), label)
 
 
 _SMART_FIELDS = {".T": "title", ".W": "text", ".A": "authors", ".B": "journal"}
@@ -260,10 +304,7 @@ def parse_mapping(pairs: Mapping[str, str] | list[str] | tuple[str, ...] | None)
 def _records(path: str | os.PathLike, fmt: str, columns, trust_pickle: bool, kind: str) -> tuple[Iterator[Record], Source]:
     path = str(path)
     mapping = {**parse_mapping(columns), "__kind__": kind}
-    if not Path(path).exists():
-        raise InputError(path, "no such file")
-    if Path(path).is_dir():
-        raise InputError(path, "is a folder, not a file")
+    check_regular(path)  # a missing file, a folder, a FIFO: one line, never a wait
     with open(path, "rb") as handle:
         head = handle.read(4096)
     chosen = detect(path, head, mapping.get("id")) if fmt == "auto" else fmt

@@ -221,6 +221,9 @@ def evaluate(
         raise UsageError(f"unknown missing-query policy {missing!r} (choose zero, skip or error)")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
         raise UsageError(f"--depth must be a positive integer (got {depth!r})")
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(relevance_level):
+        raise UsageError(f"--relevance-level must be a finite number (got {relevance_level!r})")
     sets = match_queries(run, qrels, keep_gold)
     run_label = run.source.path if run.source else run.name
     gold_label = qrels.source.path if qrels.source else qrels.name

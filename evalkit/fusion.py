@@ -24,6 +24,7 @@ the ranking rule (doc id descending) decides, whatever the order of the runs.
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -171,6 +172,8 @@ def resolve_params(method: FusionMethod, n_runs: int, weights, rrf_k, extra: Map
         if len(weights) != n_runs:
             raise UsageError(f"{len(weights)} weights for {n_runs} runs")
         params["weights"] = [float(w) for w in weights]
+        if not all(math.isfinite(w) for w in params["weights"]):
+            raise UsageError(f"fusion weights must be finite numbers (got {list(weights)})")
     elif weights is not None:
         raise UsageError(f"fusion method {method.name} takes no weights (weighted methods: wsum, wmnz, mixed, w_bordafuse, w_condorcet)")
     if method.name == "rrf":

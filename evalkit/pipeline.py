@@ -45,7 +45,9 @@ refused before any work starts.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -118,12 +120,63 @@ def _where(path: str | None) -> str:
     return f"{path}: " if path else ""
 
 
+STAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}\Z")  # it names files under --report: no paths
+MAX_K = 10_000_000
+MAX_SEED = 2**32 - 1
+TEXT_KEYS = ("name", "system", "input", "method", "norm", "load", "save", "run", "format")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finite(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def check_stage_types(raw: Mapping[str, Any], label: str) -> None:
+    """Each key of a stage has its type (a wrong one is one line, never a traceback or a silent guess)."""
+    for key in TEXT_KEYS:
+        if key in raw and not isinstance(raw[key], str):
+            raise UsageError(f"{label}: {key} = {raw[key]!r} must be a string")
+    for key in ("k", "depth"):
+        if key in raw and not (_is_int(raw[key]) and 0 < raw[key] <= MAX_K):
+            raise UsageError(f"{label}: {key} = {raw[key]!r} must be a whole number from 1 to {MAX_K:,}")
+    if "fuse" in raw and not (isinstance(raw["fuse"], list) and all(isinstance(x, str) for x in raw["fuse"])):
+        raise UsageError(f"{label}: fuse = {raw['fuse']!r} must be a list of stage names, e.g. fuse = [\"bm25\", \"dense\"]")
+    if "weights" in raw and not (isinstance(raw["weights"], list) and all(_finite(w) for w in raw["weights"])):
+        raise UsageError(f"{label}: weights = {raw['weights']!r} must be a list of finite numbers")
+    for key in ("options", "params"):
+        if key in raw and not isinstance(raw[key], Mapping):
+            raise UsageError(f"{label}: {key} must be a table, e.g. {key} = {{ k = 60 }}")
+    for name, value in dict(raw.get("params") or {}).items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{label}: params.{name} = {value!r} must be finite")
+    for name, value in dict(raw.get("options") or {}).items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{label}: options.{name} = {value!r} must be finite")
+    if "fit" in raw and not isinstance(raw["fit"], bool):
+        raise UsageError(f"{label}: fit = {raw['fit']!r} must be true or false")
+    if "name" in raw and not STAGE_NAME.match(raw["name"]):
+        raise UsageError(f"{label}: name {raw['name']!r} must be letters, digits, '.', '_', '+' or '-' "
+                         "(it names output files), starting with a letter or digit")
+
+
+def check_top_types(data: Mapping[str, Any], where: str) -> None:
+    for key in ("name", "description", "output", "reference"):
+        if key in data and not isinstance(data[key], str):
+            raise UsageError(f"{where}{key} = {data[key]!r} must be a string")
+    if "seed" in data and not (_is_int(data["seed"]) and 0 <= data["seed"] <= MAX_SEED):
+        raise UsageError(f"{where}seed = {data['seed']!r} must be a whole number from 0 to {MAX_SEED}")
+
+
 def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineConfig:
     """Check a config's structure and references; raise one-line :class:`UsageError` s."""
     where = _where(path)
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise UsageError(f"{where}unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
+    check_top_types(data, where)
     raw_stages = data.get("stages")
     if not isinstance(raw_stages, list) or not raw_stages:
         raise UsageError(f"{where}no [[stages]] given")
@@ -135,10 +188,13 @@ def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineCo
         bad = sorted(set(raw) - STAGE_KEYS)
         if bad:
             raise UsageError(f"{where}stage {number}: unknown key {bad[0]!r} (known: {', '.join(sorted(STAGE_KEYS))})")
+        check_stage_types(raw, f"{where}stage {number}")
         if sum(key in raw for key in ("system", "fuse", "run")) != 1:
             raise UsageError(f"{where}stage {number}: give exactly one of system = NAME, fuse = [STAGES] or run = FILE")
         spec = StageSpec(**{"name": "", **raw})
         spec.name = str(spec.name or spec.system or (Path(spec.run).stem if spec.run else f"fuse{number}"))
+        if not STAGE_NAME.match(spec.name):
+            raise UsageError(f"{where}stage {number}: name {spec.name!r} must be letters, digits, '.', '_', '+' or '-' (give name = ...)")
         if spec.name in seen:
             raise UsageError(f"{where}stage {number}: name {spec.name!r} used twice (give each stage a name)")
         for ref in ([spec.input] if spec.input else []) + list(spec.fuse or []):
@@ -171,12 +227,17 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
         if shipped is None:
             raise UsageError(f"{path}: no such config file, shipped config or system (see `evalkit systems`)")
         target = shipped
+    from evalkit.textio import read_input_bytes
+
+    raw = read_input_bytes(target)
     try:
-        data = tomllib.loads(target.read_text(encoding="utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{target}: not valid TOML ({exc})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{target}: not UTF-8 text") from None
+    except RecursionError:
+        raise UsageError(f"{target}: TOML nested too deeply") from None
     return parse_config(data, str(target))
 
 

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.errors import InputError, UsageError
 
 
 @dataclasses.dataclass
@@ -72,13 +72,30 @@ class System:
         (folder / "evalkit-system.json").write_text(json.dumps(self.config(), indent=2) + "\n")
         return folder
 
-    @classmethod
-    def load(cls, folder: str | Path) -> "System":
+    @staticmethod
+    def saved_config(folder: str | Path) -> dict[str, Any]:
+        """The ``evalkit-system.json`` of a saved system, checked to be a JSON object (one line otherwise)."""
+        from evalkit.textio import parse_json, read_input_bytes
+
         path = Path(folder) / "evalkit-system.json"
         if not path.exists():
             raise UsageError(f"{folder}: not a saved evalkit system (no evalkit-system.json)")
-        data = json.loads(path.read_text())
-        return cls(**data.get("options", {}))
+        data = parse_json(read_input_bytes(path), str(path))
+        if not isinstance(data, dict):
+            raise InputError(str(path), "not a saved evalkit system (expected a JSON object)")
+        return data
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "System":
+        path = Path(folder) / "evalkit-system.json"
+        data = cls.saved_config(folder)
+        options = data.get("options", {})
+        if not isinstance(options, dict) or not all(isinstance(k, str) and k.isidentifier() for k in options):
+            raise InputError(str(path), "not a saved evalkit system (expected an object with an 'options' object)")
+        try:
+            return cls(**options)
+        except TypeError as exc:
+            raise InputError(str(path), f"options do not fit system {getattr(cls, 'name', cls.__name__)!r} ({exc})") from None
 
 
 class Retriever(System):

@@ -1,19 +1,26 @@
 """Reading input files safely and writing outputs atomically.
 
 Inputs may be plain, gzip-compressed or a Codalab zip holding exactly one
-file; they must be UTF-8 (a BOM is dropped, CRLF becomes LF). Outputs are
+file; they must be UTF-8 (a BOM is dropped, CRLF becomes LF). Only regular
+files are read (a FIFO, ``/dev/zero`` or a socket is refused, never waited
+on), and no input, read or decompressed, may exceed :func:`max_input_bytes`
+(1 GiB by default; ``evalkit --max-input-size 4G ...`` or the environment
+variable ``EVALKIT_MAX_INPUT_SIZE`` raise it), so a zip or gzip bomb is
+refused with one line instead of exhausting memory. Outputs are
 written to a temporary file in the target folder and renamed into place, so a
 failure never leaves a half-written file, and an existing file is only replaced
 when the caller passes ``force=True``.
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import os
+import re
+import stat
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -23,6 +30,124 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
 EMPTY_ZIP_MAGIC = b"PK\x05\x06"
 BOM = b"\xef\xbb\xbf"
+DEFAULT_MAX_INPUT_BYTES = 1 << 30
+MAX_INPUT_ENV = "EVALKIT_MAX_INPUT_SIZE"
+CHUNK = 1 << 20
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\s*\Z", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """Bytes in ``"1073741824"``, ``"512M"``, ``"4G"``, ``"2GiB"`` (binary units)."""
+    from evalkit.errors import UsageError
+
+    match = _SIZE.match(str(text))
+    if not match or float(match.group(1)) <= 0:
+        raise UsageError(f"input size limit {text!r}: write a positive size such as 512M, 4G or 2147483648")
+    unit = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[match.group(2).lower()]
+    return int(float(match.group(1)) * (1 << unit))
+
+
+def max_input_bytes() -> int:
+    """The largest input evalkit reads or decompresses (``EVALKIT_MAX_INPUT_SIZE``, default 1 GiB)."""
+    configured = os.environ.get(MAX_INPUT_ENV)
+    return parse_size(configured) if configured else DEFAULT_MAX_INPUT_BYTES
+
+
+def _too_large(path: str, what: str, limit: int) -> InputError:
+    return InputError(path, f"{what} is larger than the input limit of {limit:,} bytes "
+                            "(raise it with evalkit --max-input-size SIZE or EVALKIT_MAX_INPUT_SIZE)")
+
+
+def check_regular(path: str | os.PathLike) -> os.stat_result:
+    """``os.stat`` of an input that must be a regular file (one line for a folder, FIFO, device or socket)."""
+    path = str(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(path, "is a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(path, "is not a regular file (a FIFO, device or socket); evalkit reads only regular files")
+    return info
+
+
+def read_input_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (default :func:`max_input_bytes`)."""
+    path = str(path)
+    limit = max_input_bytes() if limit is None else limit
+    info = check_regular(path)
+    if info.st_size > limit:
+        raise _too_large(path, f"the file ({info.st_size:,} bytes)", limit)
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # replaced between stat and open
+                raise InputError(path, "is not a regular file")
+            data = handle.read(limit + 1)
+    except IsADirectoryError:
+        raise InputError(path, "is a folder, not a file") from None
+    except MemoryError:
+        raise InputError(path, "not enough memory to read it") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise _too_large(path, "the file", limit)
+    return data
+
+
+def gunzip_bounded(raw: bytes, path: str, limit: int | None = None) -> bytes:
+    """Decompress gzip data (several members too), refusing more than ``limit`` bytes of output."""
+    limit = max_input_bytes() if limit is None else limit
+    out = bytearray()
+    data = raw
+    try:
+        while data:
+            engine = zlib.decompressobj(wbits=31)
+            pending = data
+            while pending:
+                out += engine.decompress(pending, CHUNK)
+                if len(out) > limit:
+                    raise _too_large(path, "the decompressed gzip data", limit)
+                pending = engine.unconsumed_tail
+            while not engine.eof:
+                piece = engine.decompress(b"", CHUNK)
+                if not piece:
+                    raise InputError(path, "broken gzip data (truncated)")
+                out += piece
+                if len(out) > limit:
+                    raise _too_large(path, "the decompressed gzip data", limit)
+            data = engine.unused_data.lstrip(b"\0")  # trailing zero padding is allowed (as gzip does)
+            if data and not data.startswith(GZIP_MAGIC):
+                break  # trailing garbage after the last member is ignored, as gzip -d warns and does
+    except zlib.error as exc:
+        raise InputError(path, f"broken gzip data ({exc})") from None
+    except MemoryError:
+        raise InputError(path, "not enough memory to decompress it") from None
+    return bytes(out)
+
+
+def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int | None = None) -> bytes:
+    """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares."""
+    limit = max_input_bytes() if limit is None else limit
+    if member.file_size > limit:
+        raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit)
+    out = bytearray()
+    try:
+        with archive.open(member) as handle:
+            while True:
+                piece = handle.read(CHUNK)
+                if not piece:
+                    break
+                out += piece
+                if len(out) > limit:
+                    raise _too_large(path, f"zip member {member.filename!r}", limit)
+    except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise InputError(path, f"cannot read zip member {member.filename!r} ({exc})") from None
+    except MemoryError:
+        raise InputError(path, "not enough memory to decompress it") from None
+    return bytes(out)
 
 
 @dataclass(frozen=True)
@@ -44,6 +169,7 @@ class LoadedFile:
 
 
 def sha256_of(path: str | os.PathLike) -> str:
+    check_regular(path)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -79,10 +205,7 @@ def _unzip_single(raw: bytes, path: str) -> tuple[bytes, str]:
             names = ", ".join(m.filename for m in members) or "none"
             raise InputError(path, f"zip must hold exactly one predictions file, found {len(members)} ({names})")
         member = members[0]
-        try:
-            return archive.read(member), member.filename
-        except (zipfile.BadZipFile, RuntimeError, OSError) as exc:
-            raise InputError(path, f"cannot read zip member {member.filename!r} ({exc})") from None
+        return read_zip_member(archive, member, path), member.filename
 
 
 def decode_check(data: bytes, label: str) -> bytes:
@@ -104,25 +227,29 @@ def decode_check(data: bytes, label: str) -> bytes:
 def load(path: str | os.PathLike) -> LoadedFile:
     """Read a plain, gzip or single-member zip file as normalised UTF-8 bytes."""
     path = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a folder, not a file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+    raw = read_input_bytes(path)
     digest = hashlib.sha256(raw).hexdigest()
     member = None
     if raw.startswith(GZIP_MAGIC):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InputError(path, f"broken gzip data ({exc})") from None
+        raw = gunzip_bounded(raw, path)
     elif raw.startswith(ZIP_MAGIC) or raw.startswith(EMPTY_ZIP_MAGIC):
         raw, member = _unzip_single(raw, path)
     label = f"{path}/{member}" if member else path
     return LoadedFile(path=path, data=decode_check(raw, label), sha256=digest, member=member)
+
+
+def parse_json(text: str | bytes, label: str, line: int | None = None):
+    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(label, f"not valid JSON ({exc.msg})", line if line is not None else exc.lineno) from None
+    except RecursionError:
+        raise InputError(label, "JSON nested too deeply", line) from None
+    except UnicodeDecodeError:
+        raise InputError(label, "not UTF-8 text", line) from None
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
@@ -140,6 +267,35 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     if not os.access(parent, os.W_OK):
         raise UsageError(f"{target}: output folder {parent} is not writable")
     return target
+
+
+def sidecar_of(path: str | os.PathLike) -> str:
+    """The manifest sidecar written next to an output."""
+    return f"{os.fspath(path)}.manifest.json"
+
+
+def check_outputs(outputs, force: bool = False, inputs=()) -> list[Path]:
+    """Check every output before anything is written (None entries skipped).
+
+    Refuses an output named twice (``--out X --per-query X``), an output that
+    is also an input, and any existing one without ``force``: a refused
+    command leaves the folder as it was.
+    """
+    from evalkit.errors import UsageError
+
+    chosen = [o for o in outputs if o is not None and str(o) != ""]
+    read = {os.path.realpath(os.fspath(i)) for i in inputs if i is not None and not isinstance(i, (bytes,))}
+    seen: dict[str, str] = {}
+    targets = []
+    for output in chosen:
+        key = os.path.realpath(os.fspath(output))
+        if key in seen:
+            raise UsageError(f"{output}: named twice as an output (also as {seen[key]}); give each output its own path")
+        if key in read:
+            raise UsageError(f"{output}: is also an input; write the output elsewhere")
+        seen[key] = os.fspath(output)
+        targets.append(check_writable(output, force))
+    return targets
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, force: bool = False) -> Path:

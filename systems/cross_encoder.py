@@ -23,7 +23,6 @@ ensemble (:mod:`evalkit.systems.reranker_ensemble`).
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -251,5 +250,5 @@ class CrossEncoderReranker(Reranker):
         weights = Path(folder) / MODEL_SUBFOLDER
         if weights.exists():
             system._model = load_cross_encoder(str(weights), system.options.max_length, system.options.device)
-            system.trained = bool(json.loads((Path(folder) / "evalkit-system.json").read_text()).get("trained", False))
+            system.trained = bool(cls.saved_config(folder).get("trained", False))
         return system  # type: ignore[return-value]

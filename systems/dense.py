@@ -331,7 +331,7 @@ class DenseRetriever(Retriever):
     @classmethod
     def load(cls, folder: str | Path) -> "DenseRetriever":
         system = super().load(folder)
-        data = json.loads((Path(folder) / "evalkit-system.json").read_text())
+        data = cls.saved_config(folder)
         weights = data.get("weights")
         if weights:
             if not (Path(folder) / weights).is_dir():

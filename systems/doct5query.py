@@ -183,7 +183,7 @@ class DocT5Query(Retriever):
     def load(cls, folder: str | Path) -> "DocT5Query":
         system = super().load(folder)
         assert isinstance(system, DocT5Query)
-        state = json.loads((Path(folder) / "evalkit-system.json").read_text()).get("state") or {"fitted": False}
+        state = cls.saved_config(folder).get("state") or {"fitted": False}
         if state.get("fitted"):
             if not (Path(folder) / MODEL_FOLDER).is_dir():
                 raise UsageError(f"{folder}: saved doct5query is fitted but has no {MODEL_FOLDER}/ folder")

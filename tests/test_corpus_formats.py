@@ -86,7 +86,7 @@ def test_id_text(tmp_path):
     [
         ("dup.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n', "dup.jsonl:2: duplicate document id 'd1' (first on line 1)"),
         ("empty.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d2", "title": " ", "text": ""}\n', "empty.jsonl:2: document 'd2' has no text"),
-        ("bad.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d2", \n', "bad.jsonl:2: not a JSON object"),
+        ("bad.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d2", \n', "bad.jsonl:2: not valid JSON"),
         ("noid.jsonl", '{"title": "x", "text": "a"}\n', "noid.jsonl:1: no id column"),
         ("fields.tsv", "doc_id\ttext\nd1\ta\textra\n", "fields.tsv:2: expected 2 tab-separated fields as in the header, found 3"),
         ("nothing.jsonl", "\n\n", "nothing.jsonl: no documents found"),

@@ -136,7 +136,7 @@ def test_fit_runs_earlier_stages_on_training_queries(test_systems):
         ([{"name": "a", "system": "bm25"}, {"name": "a", "system": "bm25"}], {}, "name 'a' used twice"),
         ([{"name": "a", "system": "bm25"}, {"name": "r", "system": "bm25", "input": "zz"}], {}, "input 'zz' is not an earlier stage"),
         ([{"name": "a", "system": "bm25"}, {"fuse": ["a"]}], {}, "fuse needs at least two earlier stages"),
-        ([{"name": "a", "system": "bm25", "k": 0}], {}, "k and depth must be positive"),
+        ([{"name": "a", "system": "bm25", "k": 0}], {}, "must be a whole number from 1"),
         ([{"name": "a", "system": "bm25"}], {"output": "b"}, "output 'b' is not a stage"),
         ([{"name": "a", "system": "bm25"}], {"colour": "x"}, "unknown key 'colour'"),
         ([], {}, "no [[stages]] given"),

@@ -57,8 +57,16 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="evalkit", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.option("--max-input-size", default=None, metavar="SIZE",
+              help="Largest input read or decompressed, e.g. 4G (default 1G, or $EVALKIT_MAX_INPUT_SIZE).")
+def cli(max_input_size: str | None) -> None:
     """evalkit: exact scoring, significance tests and submissions for retrieval shared tasks."""
+    if max_input_size is not None:
+        import os
+
+        from evalkit.textio import MAX_INPUT_ENV, parse_size
+
+        os.environ[MAX_INPUT_ENV] = str(parse_size(max_input_size))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
+    except click.exceptions.UsageError as exc:  # a bad option or argument: one line too
+        where = exc.ctx.command_path if exc.ctx is not None else "evalkit"
+        hint = f" (see {where} --help)" if exc.ctx is not None else ""
+        click.echo(f"{where}: {' '.join(exc.format_message().split())}{hint}", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -82,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        click.echo("evalkit: out of memory (an input too large for this machine? see evalkit --max-input-size)", err=True)
+        return 2
+    except RecursionError:
+        click.echo("evalkit: input nested too deeply to read", err=True)
+        return 2
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         return 130

@@ -5,14 +5,16 @@ Exit code 0: no score dropped by more than the tolerance; 1: some did;
 """
 from __future__ import annotations
 
+import contextlib
+
 import click
 
-from evalkit.cli.common import ALLOW_PARTIAL_OPTION, MISSING_OPTION
+from evalkit.cli.common import ALLOW_PARTIAL_OPTION, FINITE, MISSING_OPTION
 
 
 @click.command()
 @click.option("--baseline", "baseline_path", required=True, type=click.Path(dir_okay=False), help="Baseline JSON (paths inside are relative to its folder).")
-@click.option("--tolerance", type=float, default=None, help="Allowed drop before failing (default: the baseline's, else 0.001).")
+@click.option("--tolerance", type=FINITE, default=None, help="Allowed drop before failing (default: the baseline's, else 0.001).")
 @click.option("--update", is_flag=True, help="Rewrite the baseline's expected values with the current ones.")
 @click.option("--add", "add", is_flag=True, help="Record a new entry (needs --task, --gold, --run); creates the baseline if needed.")
 @click.option("--task", default=None, help="With --add: the task (see `evalkit tasks`).")
@@ -32,22 +34,30 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
     from evalkit import baseline as bl
     from evalkit.errors import UsageError
 
-    if tolerance is not None and tolerance < 0:
-        raise UsageError(f"--tolerance must not be negative (got {tolerance})")
+    if tolerance is not None and not (0 <= tolerance < float("inf")):
+        raise UsageError(f"--tolerance must be a finite number >= 0 (got {tolerance})")
     add_options = {"--task": task, "--gold": gold, "--run": run_path, "--metric": metric, "--name": name, "--missing": missing}
     if add:
         lacking = [k for k in ("--task", "--gold", "--run") if not add_options[k]]
         if lacking:
             raise UsageError(f"--add needs {', '.join(lacking)}")
-        base = bl.load(baseline_path, create=True)
-        entry = bl.add_entry(base, task, gold, run_path, metric, name, {"missing": missing, "allow_partial": allow_partial})
-        base.save()
+        with bl.locked(baseline_path):  # concurrent --add / --update never lose an entry
+            base = bl.load(baseline_path, create=True)
+            entry = bl.add_entry(base, task, gold, run_path, metric, name, {"missing": missing, "allow_partial": allow_partial})
+            base.save()
         click.echo(f"added {entry.name}: {entry.metric} = {entry.expected:.6f} ({entry.task}) to {baseline_path}")
         return
     given = [k for k, v in add_options.items() if v] + (["--allow-partial"] if allow_partial else [])
     if given:
         raise UsageError(f"{', '.join(given)} only apply with --add")
-    base = bl.load(baseline_path)
+    with bl.locked(baseline_path) if update else contextlib.nullcontext():
+        return check_entries(bl.load(baseline_path), baseline_path, tolerance, update)
+
+
+def check_entries(base, baseline_path: str, tolerance: float | None, update: bool) -> None:
+    from evalkit import baseline as bl
+    from evalkit.errors import UsageError
+
     if not base.entries:
         raise UsageError(f"{baseline_path}: the baseline has no entries; add some with --add")
     limit = base.tolerance if tolerance is None else tolerance

@@ -42,11 +42,30 @@ DEPTH_OPTION = click.option(
     default=None,
     help="Only the top N documents of each ranking count (after the ranking rule), as trec_eval -M N.",
 )
+class FiniteFloat(click.ParamType):
+    """A float option that must be finite: NaN makes every comparison false, infinity every bound void."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FINITE = FiniteFloat()
 RELEVANCE_LEVEL_OPTION = click.option(
-    "--relevance-level", type=float, default=1, show_default=True, help="Minimum grade that counts as relevant."
+    "--relevance-level", type=FINITE, default=1, show_default=True, help="Minimum grade that counts as relevant."
 )
-SEED_OPTION = click.option("--seed", type=int, default=42, show_default=True, help="Seed of the randomization test and the bootstrap.")
-ALPHA_OPTION = click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+SEED_OPTION = click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=42, show_default=True,
+                           help="Seed of the randomization test and the bootstrap.")
+ALPHA_OPTION = click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Significance level.")
 CORRECTION_OPTION = click.option(
     "--correction",
     type=click.Choice(["holm", "bonferroni", "none"]),

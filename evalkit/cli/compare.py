@@ -9,6 +9,7 @@ from evalkit.cli.common import (
     COLUMN_OPTION,
     CORRECTION_OPTION,
     DEPTH_OPTION,
+    FINITE,
     FORCE_OPTION,
     GOLD_FORMAT_OPTION,
     MISSING_OPTION,
@@ -34,7 +35,7 @@ from evalkit.cli.common import (
 @click.option("--permutations", type=int, default=10_000, show_default=True, help="Random sign flips of the randomization test.")
 @click.option("--bootstrap", "bootstrap_resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples for the CI.")
 @click.option("--ci-method", type=click.Choice(["percentile", "basic", "bca"]), default="percentile", show_default=True, help="Bootstrap CI method.")
-@click.option("--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the bootstrap CI.")
+@click.option("--confidence", type=FINITE, default=0.95, show_default=True, help="Confidence level of the bootstrap CI.")
 @SEED_OPTION
 @CORRECTION_OPTION
 @ALPHA_OPTION
@@ -68,7 +69,7 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
     from evalkit.report import compare_output
     from evalkit.runset import comparison_metric, default_metric_labels, score_runs
     from evalkit.stats.paired import align
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     if len(runs) < 2:
         raise UsageError(f"compare needs at least two runs (got {len(runs)}): a baseline and a run to compare with it")
@@ -78,9 +79,8 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
     if not binary_metric.binary:
         raise UsageError(f"--binary {binary}: {binary_metric.label} is not a 0/1 outcome per query (use success@k)")
     chosen = parse_metric(metric).label if metric else None
-    for target in (out_path, per_query):
-        if target:
-            check_writable(target, force)
+    sidecar = sidecar_of(out_path) if out_path and output == "table" else None
+    check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])
 
     def metrics_for(the_task):
         return default_metric_labels(the_task) + ([chosen] if chosen else []) + [binary_metric.label]

@@ -30,10 +30,10 @@ def example_files() -> tuple[Path, Path]:
 @FORCE_OPTION
 def demo(out_dir, force):
     """BM25 on the shipped 4b-style example: run -> submission -> validate -> score -> report."""
+    from evalkit.cli.report import report
     from evalkit.cli.run import run_command
     from evalkit.cli.score import score
     from evalkit.cli.validate import validate
-    from evalkit.cli.report import report
     from evalkit.errors import UsageError
 
     ctx = click.get_current_context()

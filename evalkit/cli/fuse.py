@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import ALLOW_PARTIAL_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, warn
+from evalkit.cli.common import (
+    ALLOW_PARTIAL_OPTION,
+    FINITE,
+    FORCE_OPTION,
+    RUN_FORMAT_OPTION,
+    warn,
+)
 
 
 def parse_weights(text: str | None) -> list[float] | None:
@@ -11,13 +17,20 @@ def parse_weights(text: str | None) -> list[float] | None:
 
     if text is None:
         return None
+    import math
+
     try:
-        return [float(w) for w in text.replace(",", " ").split()]
+        weights = [float(w) for w in text.replace(",", " ").split()]
     except ValueError:
         raise UsageError(f"--weights {text!r}: write numbers separated by commas, e.g. 0.3,0.7") from None
+    if not all(math.isfinite(w) for w in weights):
+        raise UsageError(f"--weights {text!r}: every weight must be a finite number")
+    return weights
 
 
 def parse_params(pairs: tuple[str, ...]) -> dict[str, float]:
+    import math
+
     from evalkit.errors import UsageError
 
     params = {}
@@ -27,6 +40,8 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, float]:
             params[key.strip()] = float(value)
         except ValueError:
             sep = ""
+        if sep and not math.isfinite(params[key.strip()]):
+            raise UsageError(f"--param {pair!r}: the value must be a finite number")
         if not sep or not key.strip():
             raise UsageError(f"--param {pair!r}: write name=number, e.g. phi=0.8")
     return params
@@ -48,13 +63,13 @@ def _plain(value):
 @click.option("--method", default="rrf", show_default=True, help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, isr, log_isr, logn_isr, bordafuse, w_bordafuse, condorcet, w_condorcet, rbc, bayesfuse, mapfuse, posfuse, probfuse, segfuse, slidefuse, alpha.")
 @click.option("--norm", default="min-max", show_default=True, help="Score normalisation before fusing: min-max, min-max-inverted, max, sum, zmuv, rank, borda, none.")
 @click.option("--weights", default=None, help="One weight per run for weighted methods, e.g. 0.3,0.7 (default: equal).")
-@click.option("--rrf-k", "rrf_k", type=float, default=None, help="RRF constant k in 1/(k + rank) (default 60).")
-@click.option("--alpha", type=float, default=None, help="alpha fusion: weight of the first (cross-encoder) run; the second is the LLM ranking (default 0.4).")
+@click.option("--rrf-k", "rrf_k", type=FINITE, default=None, help="RRF constant k in 1/(k + rank) (default 60).")
+@click.option("--alpha", type=FINITE, default=None, help="alpha fusion: weight of the first (cross-encoder) run; the second is the LLM ranking (default 0.4).")
 @click.option("--param", "params", multiple=True, help="Other method parameters as name=value (gamma, sigma, phi); repeatable.")
 @click.option("--depth", type=int, default=None, help="Use only the first N documents of each run.")
 @click.option("--optimize-on", "optimize_on", default=None, type=click.Path(dir_okay=False), help="Dev gold to choose the weights / parameters on (ranx optimize_fusion); prints the choice.")
 @click.option("--metric", default=None, help="Metric to optimise (default: the gold task's official metric, e.g. mrr@5).")
-@click.option("--step", type=float, default=0.1, show_default=True, help="Grid step of the weight search.")
+@click.option("--step", type=FINITE, default=0.1, show_default=True, help="Grid step of the weight search.")
 @click.option("--tag", default=None, help="Run tag written in the last TREC column (default: the method).")
 @RUN_FORMAT_OPTION
 @ALLOW_PARTIAL_OPTION
@@ -73,7 +88,7 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.metrics import parse_metric
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     chosen = fusion.get_method(method)
     norm = fusion.check_norm(norm)
@@ -105,7 +120,7 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
         fusion.ranx_metric(metric)
         if not 0 < step <= 1:
             raise UsageError(f"--step must lie in (0, 1] (got {step})")
-    check_writable(out_path, force)
+    check_outputs([out_path, sidecar_of(out_path)], force, inputs=[*runs, optimize_on])
     loaded = [read_run(path, run_format) for path in runs]
     fusion.query_union(loaded, allow_partial)
     for run in loaded:

@@ -56,13 +56,13 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
     from evalkit.leaderboard import build_leaderboard
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-    if out_path:
-        check_writable(out_path, force)
     if output is None:
         lowered = (out_path or "").lower()
         output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
+    if out_path:
+        check_outputs([out_path, sidecar_of(out_path) if output == "table" else None], force, inputs=[gold])
     options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
     board = build_leaderboard(
         folder, gold, task_name=task, metrics=list(metrics) or None, patterns=patterns, recursive=recursive, missing=missing,

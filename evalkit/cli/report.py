@@ -22,6 +22,19 @@ from evalkit.cli.common import (
 )
 
 
+def report_figures(target) -> list:
+    """The figures written next to a Markdown report ``NAME.md`` (refused unless it ends in .md)."""
+    from pathlib import Path
+
+    from evalkit.errors import UsageError
+
+    target = Path(target)
+    if target.suffix.lower() != ".md":
+        raise UsageError(f"{target}: the report is Markdown; name it NAME.md")
+    stem = target.name[: -len(target.suffix)]
+    return [target.with_name(f"{stem}.first-relevant-rank.png"), target.with_name(f"{stem}.query-length.png")]
+
+
 @click.command()
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -64,22 +77,19 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     from evalkit.comparison import CompareOptions
     from evalkit.errors import UsageError
     from evalkit.manifest import build_manifest, input_entry
-    from evalkit.report.document import ReportOptions, build_report
     from evalkit.metrics import parse_metric
+    from evalkit.report.document import ReportOptions, build_report
     from evalkit.runset import comparison_metric, default_metric_labels, score_runs
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs
 
     if top < 1 or length_buckets < 1:
         raise UsageError("--top and --length-buckets must be positive")
     compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
     compare_options.check()
     target = Path(out_path)
-    if target.suffix.lower() != ".md":
-        raise UsageError(f"{out_path}: the report is Markdown; name it NAME.md")
+    figure_paths = report_figures(target)
     stem = target.name[: -len(target.suffix)]
-    figure_paths = [target.with_name(f"{stem}.first-relevant-rank.png"), target.with_name(f"{stem}.query-length.png")]
-    for path in [target, *figure_paths]:
-        check_writable(path, force)
+    check_outputs([target, *figure_paths], force, inputs=[gold, *runs])
 
     chosen = parse_metric(metric).label if metric else None
 

@@ -38,9 +38,9 @@ def read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_p
 
 def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
     """Training queries restricted to those the qrels judge, checked against the corpus."""
+    from evalkit.corpus import check_judged_docs
     from evalkit.corpus_formats import read_queries
     from evalkit.formats import read_qrels
-    from evalkit.corpus import check_judged_docs
     from evalkit.pipeline import training_queries
 
     qrels = read_qrels(train_qrels)
@@ -54,7 +54,15 @@ def build_config(config: str, set_pairs, k: int | None, seed: int | None, input_
     """CONFIG as a TOML file, one registered system with --set options (a reranker or labeler reading
     ``input_run``), or a shipped config name."""
     from evalkit.errors import UsageError
-    from evalkit.pipeline import load_config, parse_config, shipped_configs, single_system_config
+
+    if k is not None and k <= 0:
+        raise UsageError(f"--k must be positive (got {k})")
+    from evalkit.pipeline import (
+        load_config,
+        parse_config,
+        shipped_configs,
+        single_system_config,
+    )
     from evalkit.registry import get_system_class, parse_set_options, system_names
 
     if config in system_names() and not Path(config).exists():
@@ -147,7 +155,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.pipeline import Pipeline
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     if bool(train_queries) != bool(train_qrels):
         raise UsageError("give both --train-queries and --train-qrels, or neither")
@@ -167,8 +175,13 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         submit_task = get_task(submit_task).name
         format_for_task(submit_task)
         submission_target = Path(submission_path or Path("submissions") / f"{stem}.zip")
-    for target in [out, out.with_name(out.name + ".labels.tsv"), *stage_paths.values(), *([submission_target] if submission_target else []), *([Path(report_path)] if report_path else [])]:
-        check_writable(target, force)
+    from evalkit.cli.report import report_figures
+
+    check_outputs(
+        [*(report_figures(report_path) if report_path else []), out, sidecar_of(out), out.with_name(out.name + ".labels.tsv"), *stage_paths.values(),
+         submission_target, submission_target and sidecar_of(submission_target), report_path],
+        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run],
+    )
 
     the_corpus, the_queries = read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle)
     if gold:

@@ -7,6 +7,7 @@ from evalkit.cli.common import (
     ALLOW_PARTIAL_OPTION,
     COLUMN_OPTION,
     DEPTH_OPTION,
+    FINITE,
     FORCE_OPTION,
     GOLD_FORMAT_OPTION,
     MISSING_OPTION,
@@ -29,7 +30,7 @@ from evalkit.cli.common import (
 )
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result to this file instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values (TSV) here.")
-@click.option("--relevance-level", type=float, default=1, show_default=True, help="Minimum grade that counts as relevant.")
+@click.option("--relevance-level", type=FINITE, default=1, show_default=True, help="Minimum grade that counts as relevant.")
 @DEPTH_OPTION
 @RUN_FORMAT_OPTION
 @GOLD_FORMAT_OPTION
@@ -49,11 +50,10 @@ def score(
     """
     from evalkit import render
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-    for target in (out_path, per_query):
-        if target:
-            check_writable(target, force)
+    sidecar = sidecar_of(out_path) if out_path and output not in ("json", "markdown") else None
+    check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
     the_task, the_run, qrels = load_task_inputs(run, gold, task, run_format, gold_format, column)
     result = the_task.score(
         the_run, qrels, list(metrics) or None, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level,

@@ -9,17 +9,16 @@ raise :class:`~evalkit.errors.InputError` (exit code 2).
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import os
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Iterator
 
 from evalkit.errors import InputError
 from evalkit.submission.problems import Problems
-from evalkit.textio import BOM, EMPTY_ZIP_MAGIC, GZIP_MAGIC, ZIP_MAGIC
+from evalkit.textio import BOM, EMPTY_ZIP_MAGIC, GZIP_MAGIC, ZIP_MAGIC, gunzip_bounded, read_input_bytes, read_zip_member
 
 csv.field_size_limit(1 << 30)
 
@@ -38,14 +37,8 @@ class SubmissionText:
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a folder, not a file") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read ({exc.strerror or exc})") from None
+    """A regular file's bytes, bounded (:func:`evalkit.textio.read_input_bytes`)."""
+    return read_input_bytes(path)
 
 
 def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple[bytes, str] | None:
@@ -82,10 +75,7 @@ def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple
             problems.error("zip layout", f"zip holds a folder ({info.filename!r}); put {member_name} at the top level of the zip")
         elif info.filename != member_name:
             problems.warning("zip layout", f"zip member is {info.filename!r}; the official name is {member_name!r}")
-        try:
-            return archive.read(info), info.filename
-        except (zipfile.BadZipFile, RuntimeError, OSError) as exc:
-            raise InputError(path, f"cannot read zip member {info.filename!r} ({exc})") from None
+        return read_zip_member(archive, info, path), info.filename
 
 
 def decode_leniently(data: bytes, problems: Problems) -> str:
@@ -115,10 +105,7 @@ def open_submission(path: str | os.PathLike, member_name: str, problems: Problem
     member = None
     if raw.startswith(GZIP_MAGIC):
         problems.warning("container", "gzip-compressed; upload sites expect a plain file or a zip")
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InputError(path, f"broken gzip data ({exc})") from None
+        raw = gunzip_bounded(raw, path)
     elif raw.startswith(ZIP_MAGIC) or raw.startswith(EMPTY_ZIP_MAGIC):
         unzipped = _unzip(raw, path, member_name, problems)
         if unzipped is None:

@@ -15,7 +15,6 @@ plain list.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Iterable, Sequence
 
 from evalkit.errors import InputError, UsageError
 from evalkit.submission.problems import Problems
+from evalkit.textio import parse_json
 
 SPLIT_TOKEN = re.compile(r"(?<![a-z])(train|training|dev|devel|development|val|valid|validation|test)(?![a-z])")
 CANONICAL_SPLIT = {"training": "train", "devel": "dev", "development": "dev", "valid": "val", "validation": "val"}
@@ -78,10 +78,7 @@ def _table_ids(text: str, label: str, columns: Sequence[str]) -> list[str] | Non
         for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(label, f"not a JSON object ({exc.msg})", number) from None
+            record = parse_json(line, label, number)
             key = next((c for c in columns if isinstance(record, dict) and c in record), None)
             if key is None:
                 raise InputError(label, f"no id field (expected one of: {', '.join(columns)})", number)

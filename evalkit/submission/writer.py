@@ -72,7 +72,7 @@ def write_submission(
     from evalkit.submission import Problems, expectations_for, format_for_task
     from evalkit.submission.container import SubmissionText
     from evalkit.tasks import get_task
-    from evalkit.textio import atomic_write, check_writable
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     the_task = get_task(task)
     fmt = format_for_task(the_task.name)
@@ -81,8 +81,7 @@ def write_submission(
     if suffix != ".zip" and suffix not in fmt.plain_suffixes:
         allowed = ", ".join((".zip",) + fmt.plain_suffixes)
         raise UsageError(f"{out}: a {the_task.name} submission is written as {allowed}; choose --out accordingly")
-    check_writable(out, force)
-    check_writable(f"{out}.manifest.json", force=True)
+    check_outputs([out, sidecar_of(out)], force, inputs=[run] if isinstance(run, (str, os.PathLike)) else [])
     expectations = expectations_for(the_task.name, depth=depth)
     if isinstance(run, (str, os.PathLike)):
         run = read_run(run)
