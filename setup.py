@@ -64,6 +64,13 @@ setup(
     },
     entry_points={
         "console_scripts": ["evalkit=evalkit.cli:entry_point"],
+        # built-in tasks register exactly as third-party task plugins do
+        "evalkit.tasks": [
+            "checkthat2025-4b=evalkit.tasks.checkthat2025_4b:CheckThat2025Task4b",
+            "climatecheck2025-retrieval=evalkit.tasks.climatecheck2025_retrieval:ClimateCheck2025Retrieval",
+            "climatecheck2025-verification=evalkit.tasks.climatecheck2025_verification:ClimateCheck2025Verification",
+            "trec=evalkit.tasks.trec:TrecTask",
+        ],
         # built-in systems register exactly as third-party plugins do
         "evalkit.systems": [
             "bm25=evalkit.systems.bm25:BM25",

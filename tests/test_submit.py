@@ -13,7 +13,7 @@ from evalkit.cli import main
 from evalkit.data import Run
 from evalkit.formats import read_qrels, read_run
 from evalkit.formats.trec_run import format_trec_run
-from evalkit.submission import expectations_for, validate_file, write_submission
+from evalkit.tasks.submissions import expectations_for, validate_file, write_submission
 from evalkit.submission.writer import InvalidSubmissionError
 from evalkit.tasks import get_task
 from evalkit.textio import sha256_of

@@ -180,7 +180,7 @@ def test_bad_verifier_options():
 # ------------------------------------------------------------------ submission and score
 def test_submission_written_validated_and_scored(tmp_path):
     from evalkit.formats import read_qrels, read_run
-    from evalkit.submission import write_submission
+    from evalkit.tasks.submissions import write_submission
     from evalkit.tasks import get_task
 
     corpus, queries, run, gold = data(3, 12)

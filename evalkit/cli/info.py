@@ -12,9 +12,14 @@ def tasks():
     from evalkit.tasks import tasks as all_tasks
 
     for task in all_tasks():
+        lines = [task.name, f"  {task.description}", f"  official: {task.official_definition}",
+                 f"  metrics: {', '.join(m.label for m in task.metrics())}",
+                 f"  gold formats: {', '.join(task.gold_formats) or 'any'}; run formats: {', '.join(task.run_formats) or 'any'}"]
         submission = task.submission_format
-        line = f"\n  submission: {submission.description}" if submission else ""
-        click.echo(f"{task.name}\n  {task.description}\n  official: {task.official_definition}\n  metrics: {', '.join(m.label for m in task.metrics())}{line}\n")
+        if submission:
+            labels = ", labels required" if task.labels_required else ""
+            lines.append(f"  submission: {submission.description} ({task.submission_depth} per query{labels})")
+        click.echo("\n".join(lines) + "\n")
 
 
 @click.command()

@@ -169,7 +169,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     stage_paths = {s.name: out.with_name(f"{stem}.{s.name}.trec") for s in pipeline_config.stages} if report_path else {}
     submission_target = None
     if submit_task:
-        from evalkit.submission import format_for_task
+        from evalkit.tasks.submissions import format_for_task
         from evalkit.tasks import get_task
 
         submit_task = get_task(submit_task).name
@@ -196,7 +196,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
 
     if submission_target:  # first: an invalid submission is refused before anything is written
-        from evalkit.submission import write_submission
+        from evalkit.tasks.submissions import write_submission
 
         written = write_submission(result, submit_task, submission_target, gold, force, command="run")
         _echo(f"wrote {written} ({submit_task} submission, validated)")

@@ -24,15 +24,15 @@ def submit(run, task, out_path, queries, depth, dedupe, run_format, column, forc
     existing file without --force, with OUT.manifest.json beside it.
     """
     from evalkit.formats import read_run
-    from evalkit.submission import format_for_task, write_submission
     from evalkit.tasks import get_task
+    from evalkit.tasks.submissions import format_for_task, write_submission
     from evalkit.textio import check_writable
 
     the_task = get_task(task)
-    format_for_task(the_task.name)
+    format_for_task(the_task)
     check_writable(out_path, force)
     the_run = read_run(run, run_format, column=column)
     for message in the_run.warnings:
         warn(message)
-    written = write_submission(the_run, the_task.name, out_path, queries, force, depth=depth, dedupe=dedupe)
+    written = write_submission(the_run, the_task, out_path, queries, force, depth=depth, dedupe=dedupe)
     click.echo(f"wrote {written} ({the_task.name} submission, validated) and {written}.manifest.json", err=True)

@@ -53,7 +53,7 @@ def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     Each problem is printed as FILE:LINE: problem, then a one-line verdict.
     Exit code 0 when valid, 1 when not, 2 when FILE cannot be read.
     """
-    from evalkit.submission import (
+    from evalkit.tasks.submissions import (
         detect_submission_task,
         expectations_for,
         validate_file,

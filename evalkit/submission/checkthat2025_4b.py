@@ -146,7 +146,6 @@ def sniff(columns: list[str]) -> bool:
 FORMAT = register(
     SubmissionFormat(
         name="checkthat2025-4b",
-        tasks=("checkthat2025-4b",),
         description="predictions.tsv: post_id<TAB>preds, 5 distinct cord_uids per tweet as ['a', 'b', ...], zipped without a folder",
         member="predictions.tsv",
         plain_suffixes=(".tsv",),

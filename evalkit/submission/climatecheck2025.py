@@ -143,7 +143,6 @@ def sniff(columns: list[str]) -> bool:
 FORMAT = register(
     SubmissionFormat(
         name="climatecheck2025",
-        tasks=("climatecheck2025-retrieval", "climatecheck2025-verification"),
         description="CSV claim_id,abstract_id,rank[,label]: 10 rows per claim, ranks 1..10 in row order",
         member="predictions.csv",
         plain_suffixes=(".csv",),

@@ -14,9 +14,12 @@ import io
 import os
 import zipfile
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from evalkit.errors import EvalkitError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalkit.submission import Expectations, SubmissionFormat
 
 ZIP_DATE = (2025, 1, 1, 0, 0, 0)  # fixed, so the same run gives byte-identical zips
 
@@ -49,16 +52,16 @@ def _query_set(queries):
 
 def write_submission(
     run,
-    task: str,
+    fmt: "SubmissionFormat",
+    expectations: "Expectations",
     out_path: str | os.PathLike,
     queries: "str | os.PathLike | Sequence[str] | None" = None,
     force: bool = False,
     *,
-    depth: int | None = None,
     dedupe: bool = False,
     command: str = "submit",
 ) -> Path:
-    """Write ``run`` (a :class:`~evalkit.data.Run` or a path) as ``task``'s official submission.
+    """Write ``run`` (a :class:`~evalkit.data.Run` or a path) in ``fmt``, checked against ``expectations``.
 
     ``queries`` (a query/gold file or a list of ids) fixes which queries are
     written, in that order; run queries outside it are left out. Raises
@@ -69,20 +72,17 @@ def write_submission(
 
     from evalkit.formats import read_run
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
-    from evalkit.submission import Problems, expectations_for, format_for_task
+    from evalkit.submission import Problems
     from evalkit.submission.container import SubmissionText
-    from evalkit.tasks import get_task
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-    the_task = get_task(task)
-    fmt = format_for_task(the_task.name)
+    task_name = expectations.task
     out = Path(out_path)
     suffix = out.suffix.lower()
     if suffix != ".zip" and suffix not in fmt.plain_suffixes:
         allowed = ", ".join((".zip",) + fmt.plain_suffixes)
-        raise UsageError(f"{out}: a {the_task.name} submission is written as {allowed}; choose --out accordingly")
+        raise UsageError(f"{out}: a {task_name} submission is written as {allowed}; choose --out accordingly")
     check_outputs([out, sidecar_of(out)], force, inputs=[run] if isinstance(run, (str, os.PathLike)) else [])
-    expectations = expectations_for(the_task.name, depth=depth)
     if isinstance(run, (str, os.PathLike)):
         run = read_run(run)
     query_set = _query_set(queries)
@@ -101,7 +101,7 @@ def write_submission(
             fmt.check(SubmissionText(path=label, text=fmt.render(run, expectations, ids, True)), expectations, deduped)
             hint = " (--dedupe would drop the repeats and fix it)" if deduped.valid else " (--dedupe would not help: too few distinct ids)"
         raise InvalidSubmissionError(
-            f"{source}: cannot make a valid {the_task.name} submission, nothing written: "
+            f"{source}: cannot make a valid {task_name} submission, nothing written: "
             f"{problems.summary()}{hint}; first: {problems.first(2)}"
         )
     payload = text.encode("utf-8")
@@ -110,7 +110,7 @@ def write_submission(
     if query_set is not None and isinstance(queries, (str, os.PathLike)):
         inputs.append(input_entry("queries", queries))
     manifest = build_manifest(
-        the_task.name,
+        task_name,
         inputs,
         {
             "format": fmt.name,

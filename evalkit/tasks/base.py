@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -48,22 +48,41 @@ class TaskScore:
 
 
 class Task:
-    """Base class; each task module subclasses it and registers an instance."""
+    """A shared task, declared in one class: how its files look, what it reports, what is official.
+
+    A task declares its gold and run formats (names of :mod:`evalkit.formats`
+    readers), its submission format (a registered
+    :class:`~evalkit.submission.SubmissionFormat` name, or the format object
+    itself for a third-party task), the ids per query of a submission, whether
+    submissions must carry labels, and how it is detected (:meth:`detects`).
+    Tasks register through the ``evalkit.tasks`` entry-point group, the
+    built-ins exactly as third-party tasks (see :mod:`evalkit.tasks`).
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
     official_definition: ClassVar[str]
     default_metrics: ClassVar[str]
-    gold_formats: ClassVar[tuple[str, ...]] = ()
+    gold_formats: ClassVar[tuple[str, ...]] = ()  # gold formats this task reads (detection: the gold's format)
+    run_formats: ClassVar[tuple[str, ...]] = ()  # run formats it expects (empty: any run format)
     default_missing: ClassVar[str] = "zero"
+    submission: ClassVar[Any] = None  # a SubmissionFormat name or object, or None (no official file)
     submission_depth: ClassVar[int | None] = None  # ids per query in an official submission
+    labels_required: ClassVar[bool] = False  # submissions must carry a label per row
 
     @property
     def submission_format(self):
         """The task's official submission format (:mod:`evalkit.submission`: check + write), or ``None``."""
-        from evalkit.submission import submission_formats
+        if self.submission is None or not isinstance(self.submission, str):
+            return self.submission
+        from evalkit.submission import get_format
 
-        return next((f for f in submission_formats() if self.name in f.tasks), None)
+        return get_format(self.submission)
+
+    def detects(self, gold_format: str, run: Run | None = None) -> int:
+        """How strongly a gold file of ``gold_format`` (and ``run``) points to this task: 0 not at all;
+        the strongest claim wins (the verification task outbids retrieval when the run has labels)."""
+        return 1 if gold_format in self.gold_formats else 0
 
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
         """The official metrics, then the task's defaults or the user's choice."""

@@ -19,6 +19,8 @@ class CheckThat2025Task4b(Task):
     official_definition = "MRR@5: mean over gold tweets of 1/rank of the gold cord_uid within the first 5 predictions (0 if absent)"
     default_metrics = "mrr@1 mrr@10 recall@1 recall@5 recall@10"
     gold_formats = ("checkthat-gold",)
+    run_formats = ("checkthat-list", "trec-run")
+    submission = "checkthat2025-4b"
     submission_depth = 5
 
     def official_metrics(self) -> list[Metric]:

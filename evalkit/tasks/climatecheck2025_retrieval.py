@@ -84,6 +84,8 @@ class ClimateCheck2025Retrieval(Task):
     official_definition = "mean of Recall@2, Recall@5, Recall@10 and Bpref, as the official scorer (evaluate.py) computes them"
     default_metrics = "recall@2 recall@5 recall@10 cc-bpref"
     gold_formats = ("climatecheck-gold",)
+    run_formats = ("climatecheck-run", "trec-run")
+    submission = "climatecheck2025"
     submission_depth = 10
 
     def official_metrics(self) -> list[Metric]:

@@ -11,7 +11,7 @@ from evalkit.tasks.base import TaskScore
 from evalkit.tasks.climatecheck2025_retrieval import OFFICIAL as SUBTASK1, ClimateCheck2025Retrieval, gold_of, predictions_of
 
 OFFICIAL = "Subtask II score (F1 + Recall@10)"
-F1, PRECISION, RECALL = "F1 (weighted)", "Precision (weighted)", "Recall (weighted)"
+F1, PRECISION, RECALL, ACCURACY = "F1 (weighted)", "Precision (weighted)", "Recall (weighted)", "Accuracy"
 
 
 def prediction_line(run: Run, row: int) -> int | None:
@@ -44,6 +44,11 @@ class ClimateCheck2025Verification(ClimateCheck2025Retrieval):
     description = "ClimateCheck 2025 Subtask II: Supports / Refutes / Not Enough Information per retrieved pair"
     official_definition = "F1 + Recall@10: weighted F1 over predicted rows whose pair the gold judges (labels lower-cased), plus Recall@10"
     default_metrics = "recall@10"
+    labels_required = True
+
+    def detects(self, gold_format: str, run: Run | None = None) -> int:
+        """A ClimateCheck gold with a labelled run: outbids the retrieval task."""
+        return 2 if gold_format in self.gold_formats and run is not None and run.labels is not None else 0
 
     def metrics(self, extra=None):
         return super().metrics(extra or self.default_metrics)
@@ -59,7 +64,8 @@ class ClimateCheck2025Verification(ClimateCheck2025Retrieval):
             raise InputError(where, str(exc), prediction_line(run, exc.row)) from None
         recall10 = retrieval.values["Recall@10"]
         total = math.nan if result.undefined else result.f1 + recall10
-        values = {OFFICIAL: total, F1: result.f1, PRECISION: result.precision, RECALL: result.recall, "Recall@10": recall10}
+        values = {OFFICIAL: total, F1: result.f1, PRECISION: result.precision, RECALL: result.recall, "Recall@10": recall10,
+                  ACCURACY: result.accuracy}
         values.update({k: v for k, v in retrieval.values.items() if k not in values})
         notes = list(retrieval.notes)
         if result.undefined:

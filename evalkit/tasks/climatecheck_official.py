@@ -225,6 +225,7 @@ class Verification:
     recall: float
     f1: float
     undefined: str | None = None
+    accuracy: float = float("nan")  # share of items whose lower-cased labels agree (not printed by the scorer)
 
 
 class LabelError(ValueError):
@@ -260,7 +261,8 @@ def verification(gold: Gold, predictions: Predictions) -> Verification:
         return Verification(0, nan, nan, nan, "no predicted (claim, abstract) pair is judged in the gold "
                                               "(scikit-learn, and so the official scorer, fails on zero items)")
     precision, recall, f1 = weighted_prf(y_true, y_pred)
-    return Verification(len(y_true), precision, recall, f1)
+    accuracy = sum(1 for t, p in zip(y_true, y_pred) if t == p) / len(y_true)
+    return Verification(len(y_true), precision, recall, f1, accuracy=accuracy)
 
 
 def subtask1_score(recalls: Sequence[float], bpref_value: float) -> float:

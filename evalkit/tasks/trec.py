@@ -18,6 +18,10 @@ class TrecTask(Task):
     default_metrics = "ndcg@10 map mrr recall@100 p@10 bpref"
     gold_formats = ("trec-qrels", "beir-qrels")
 
+    def detects(self, gold_format: str, run=None) -> int:
+        """TREC qrels, and the fallback for any gold no other task claims."""
+        return 1 if gold_format in self.gold_formats else -1
+
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
         return parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
 
