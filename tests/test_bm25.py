@@ -107,7 +107,7 @@ def test_spacy_lemma_filters_stop_words_and_non_alphanumeric(monkeypatch):
 # ----------------------------------------------------------------- the formula
 def test_rank_bm25_equals_hand_computation():
     # whitespace tokens: d1 = a b c (3), d2 = a a d (3), d3 = b e (2); N = 3, avgdl = 8/3
-    k1, b, n, avgdl = 1.2, 0.75, 3, 8 / 3
+    k1, b, avgdl = 1.2, 0.75, 8 / 3
     idf1, idf2 = math.log(2.5 / 1.5), math.log(1.5 / 2.5)  # df 1 (c, d, e) and df 2 (a, b: negative)
     floor = 0.25 * (3 * idf1 + 2 * idf2) / 5  # rank-bm25: negative idf -> epsilon * mean idf
 
