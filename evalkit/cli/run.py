@@ -212,7 +212,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     for name, path in stage_paths.items():
         atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
     if gold:
-        _score_and_report(click.get_current_context(), out, gold, stage_paths, report_path, force)
+        _score_and_report(click.get_current_context(), result, gold, stage_paths, report_path, force)
 
 
 def labels_tsv(run) -> str:
@@ -226,11 +226,17 @@ def labels_tsv(run) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _score_and_report(ctx, out: Path, gold: str, stage_paths: dict, report_path: str | None, force: bool) -> None:
+def _score_and_report(ctx, result, gold: str, stage_paths: dict, report_path: str | None, force: bool) -> None:
+    """Score the pipeline's run in memory (the API, not the file just written), then the stage report."""
+    from evalkit import render
+    from evalkit.api import score as score_run
+    from evalkit.cli.common import warn
     from evalkit.cli.report import report
-    from evalkit.cli.score import score
 
-    ctx.invoke(score, run=str(out), gold=gold)
+    scored = score_run(result, gold)
+    for message in scored.warnings:
+        warn(message)
+    click.echo(render.RENDERERS["table"](scored.task_score))
     if report_path:
         ctx.invoke(report, gold=gold, runs=[str(p) for p in stage_paths.values()], out_path=report_path, force=force)
 

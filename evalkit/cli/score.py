@@ -13,7 +13,6 @@ from evalkit.cli.common import (
     MISSING_OPTION,
     RUN_FORMAT_OPTION,
     TASK_OPTION,
-    load_task_inputs,
     warn,
 )
 
@@ -49,27 +48,21 @@ def score(
     every result.
     """
     from evalkit import render
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.api import score as score_run
+    from evalkit.manifest import write_sidecar
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     sidecar = sidecar_of(out_path) if out_path and output not in ("json", "markdown") else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
-    the_task, the_run, qrels = load_task_inputs(run, gold, task, run_format, gold_format, column)
-    result = the_task.score(
-        the_run, qrels, list(metrics) or None, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level,
-        depth=depth,
+
+
+    scored = score_run(
+        run, gold, task=task, metrics=list(metrics) or None, missing=missing, relevance_level=relevance_level, depth=depth,
+        allow_partial=allow_partial, run_format=run_format, gold_format=gold_format, column=column,
     )
-    for message in result.evaluation.warnings:
+    for message in scored.warnings:
         warn(message)
-    manifest = build_manifest(
-        the_task.name,
-        [input_entry("run", the_run.source), input_entry("gold", qrels.source)],
-        {
-            "metrics": list(result.values), "missing": result.missing, "relevance_level": relevance_level, "depth": depth,
-            "allow_partial": allow_partial,
-        },
-        command="score",
-    )
+    result, manifest = scored.task_score, scored.manifest
     if output in ("json", "markdown"):
         text = render.RENDERERS[output](result, manifest)
     else:
