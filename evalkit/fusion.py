@@ -124,11 +124,31 @@ def query_union(runs: Sequence[Run], allow_partial: bool = False) -> list[str]:
     return order
 
 
-def to_ranx(run: Run, queries: Sequence[str], depth: int | None = None):
-    """A ranx ``Run`` over ``queries`` (empty where ``run`` has none), order-preserving scores."""
+SCALE_INVARIANT_NORMS = ("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda")
+SAFE_MAGNITUDE = 2.0**1000  # (s - min) and sums of a few such values stay finite below this
+
+
+def exact_rescale(scores: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Scores scaled by a power of two (exact, order-preserving) so no magnitude exceeds 2^1000.
+
+    Every normalisation but ``none`` is invariant under a positive scale, so the fused result is the
+    same; scores near +/-1e308 no longer overflow in ``max - min`` (ranx would write NaN).
+    """
+    largest = max((abs(v) for docs in scores.values() for v in docs.values() if math.isfinite(v)), default=0.0)
+    if largest <= SAFE_MAGNITUDE:
+        return scores
+    shift = math.frexp(largest)[1] - math.frexp(SAFE_MAGNITUDE)[1]
+    return {q: {d: math.ldexp(v, -shift) for d, v in docs.items()} for q, docs in scores.items()}
+
+
+def to_ranx(run: Run, queries: Sequence[str], depth: int | None = None, norm: str | None = None):
+    """A ranx ``Run`` over ``queries`` (empty where ``run`` has none), order-preserving scores
+    (rescaled exactly when ``norm`` is scale-invariant and scores are huge: :func:`exact_rescale`)."""
     from ranx import Run as RanxRun
 
     scores = run.to_scores(depth)
+    if norm in SCALE_INVARIANT_NORMS:
+        scores = exact_rescale(scores)
     return RanxRun({q: scores.get(q, {}) for q in queries}, name=run.name)
 
 
@@ -219,7 +239,8 @@ def fuse(
     args = params if chosen.supervised else resolve_params(chosen, len(runs), weights, rrf_k, params)
     from ranx import fuse as ranx_fuse
 
-    fused = ranx_fuse([to_ranx(r, queries, depth) for r in runs], norm=check_norm(norm), method=chosen.ranx_name, params=dict(args))
+    norm = check_norm(norm)
+    fused = ranx_fuse([to_ranx(r, queries, depth, norm) for r in runs], norm=norm, method=chosen.ranx_name, params=dict(args))
     return from_ranx(fused, queries, name or chosen.name)
 
 
@@ -263,7 +284,7 @@ def optimize(
     with contextlib.redirect_stdout(sys.stderr):  # ranx draws its progress bar on stdout
         best = optimize_fusion(
             RanxQrels({q: judged[q] for q in kept}),
-            [to_ranx(r, kept, depth) for r in runs],
+            [to_ranx(r, kept, depth, check_norm(norm)) for r in runs],
             norm=check_norm(norm),
             method=chosen.ranx_name,
             metric=ranx_metric(metric),
@@ -299,7 +320,7 @@ def alpha_fusion(ce: Run, llm: Run, alpha: float = DEFAULT_ALPHA, *, depth: int 
     """
     if not 0.0 <= alpha <= 1.0:
         raise UsageError(f"alpha must lie in [0, 1] (got {alpha})")
-    ce_scores = ce.to_scores(depth)
+    ce_scores = exact_rescale(ce.to_scores(depth))  # min-max is scale-invariant: no overflow near 1e308
     llm_lists = llm.to_lists(depth)
     fused: dict[str, dict[str, float]] = {}
     for query in dict.fromkeys(list(ce_scores) + list(llm_lists)):
