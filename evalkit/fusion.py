@@ -1,7 +1,8 @@
 """Fusing ranked runs: ranx's methods and normalisations by name, and alpha fusion.
 
-* :func:`fuse` hands evalkit runs to ranx (imported lazily) unchanged in
-  order: every run goes through :meth:`~evalkit.data.Run.to_scores`, so scored
+* :func:`fuse` computes the common methods natively (:mod:`evalkit.fusion_native`,
+  ranx's semantics to 1e-12) and hands the others to ranx (imported lazily)
+  unchanged in order: every run goes through :meth:`~evalkit.data.Run.to_scores`, so scored
   runs keep their scores and list submissions are fused through their ranks
   (score ``D + 1 - rank``, ``D`` the run's depth). RRF (Cormack et al., SIGIR
   2009) scores ``sum_r 1 / (k + rank_r(d))`` with ``k`` configurable (default 60).
@@ -171,9 +172,26 @@ def snap_scores(values: Any, digits: int = SCORE_DIGITS) -> Any:
 def from_ranx(fused, queries: Sequence[str], name: str) -> Run:
     """The fused ranx run as an evalkit run, scores snapped (:func:`snap_scores`)."""
     data = fused.to_dict()
-    per_query = [(q, list(data.get(q, {}).items())) for q in queries]
+    return snapped_run({q: data.get(q, {}) for q in queries}, name)
+
+
+def snapped_run(table: Mapping[str, Mapping[str, float]], name: str) -> Run:
+    """``{query: {doc: score}}`` as a Run, scores snapped (:func:`snap_scores`) so the ranking rule breaks ties."""
+    per_query = [(q, list(docs.items())) for q, docs in table.items()]
     snapped = iter(snap_scores([score for _, items in per_query for _, score in items]).tolist())
     return Run.from_scores({q: {doc: next(snapped) for doc, _ in items} for q, items in per_query}, name=name)
+
+
+@contextlib.contextmanager
+def quiet_numba():
+    """ranx through numba: its NumbaTypeSafetyWarning (an unsigned-to-signed cast inside ranx) is noise to users."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*unsafe cast.*")
+        warnings.filterwarnings("ignore", module="numba")
+        warnings.filterwarnings("ignore", module="ranx")
+        yield
 
 
 def resolve_params(method: FusionMethod, n_runs: int, weights, rrf_k, extra: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -237,10 +255,18 @@ def fuse(
         raise UsageError(f"fusion method {chosen.name} is trained on a gold file: give --optimize-on GOLD")
     queries = query_union(runs, allow_partial)
     args = params if chosen.supervised else resolve_params(chosen, len(runs), weights, rrf_k, params)
-    from ranx import fuse as ranx_fuse
 
     norm = check_norm(norm)
-    fused = ranx_fuse([to_ranx(r, queries, depth, norm) for r in runs], norm=norm, method=chosen.ranx_name, params=dict(args))
+    from evalkit import fusion_native
+
+    if not chosen.supervised and fusion_native.supported(chosen.name, norm):
+        tables = [exact_rescale(r.to_scores(depth)) if norm else r.to_scores(depth) for r in runs]
+        table = fusion_native.fuse_native(tables, queries, chosen.name, norm, dict(args))
+        return snapped_run({q: table.get(q, {}) for q in queries}, name or chosen.name)
+    with quiet_numba():
+        from ranx import fuse as ranx_fuse
+
+        fused = ranx_fuse([to_ranx(r, queries, depth, norm) for r in runs], norm=norm, method=chosen.ranx_name, params=dict(args))
     return from_ranx(fused, queries, name or chosen.name)
 
 
@@ -275,13 +301,14 @@ def optimize(
     kept = [q for q in queries if q in judged]
     if not kept:
         raise PartialRunError(f"{qrels.source.path if qrels.source else qrels.name}: no run query is in the gold; wrong split?")
-    from ranx import Qrels as RanxQrels
-    from ranx import optimize_fusion
+    with quiet_numba():
+        from ranx import Qrels as RanxQrels
+        from ranx import optimize_fusion
 
     kwargs: dict[str, Any] = {"show_progress": show_progress}
     if chosen.params == ("weights",):
         kwargs["step"] = step
-    with contextlib.redirect_stdout(sys.stderr):  # ranx draws its progress bar on stdout
+    with contextlib.redirect_stdout(sys.stderr), quiet_numba():  # ranx draws its progress bar on stdout
         best = optimize_fusion(
             RanxQrels({q: judged[q] for q in kept}),
             [to_ranx(r, kept, depth, check_norm(norm)) for r in runs],
