@@ -33,7 +33,8 @@ _ENTRY_POINTS: dict[str, metadata.EntryPoint] | None = None
 def register_system(cls: type[System]) -> type[System]:
     """Class decorator: make ``cls`` available under ``cls.name``."""
     if not getattr(cls, "name", None) or getattr(cls, "kind", None) not in STAGE_KINDS:
-        raise TypeError(f"{cls!r} needs a name and a kind out of {STAGE_KINDS}")
+        raise UsageError(f"system class {cls.__qualname__} needs a `name` and must subclass Retriever, Reranker or Labeler "
+                         f"(kind one of {', '.join(STAGE_KINDS)})")
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -61,11 +62,22 @@ def get_system_class(name: str) -> type[System]:
     entry = _entry_points().get(name)
     if entry is None:
         raise UsageError(f"unknown system {name!r} (known: {', '.join(system_names()) or 'none'})")
+    dist = getattr(entry, "dist", None)
+    dist_name = dist.name if dist is not None else None
+    builtin = entry.value.startswith("evalkit.systems.")
+    hint = "pip install 'evalkit[systems]'" if builtin or dist_name is None else f"pip install --force-reinstall {dist_name}"
     try:
         loaded = entry.load()
     except ImportError as exc:
-        raise UsageError(f"system {name!r} needs a missing package ({exc}); try: pip install 'evalkit[systems]'") from None
+        raise UsageError(f"system {name!r} needs a missing package ({exc}); try: {hint}") from None
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is one line, not a traceback
+        raise UsageError(f"system plugin {name!r} ({entry.value}) of {dist_name or 'an unknown package'} cannot be loaded: "
+                         f"{type(exc).__name__}: {exc}") from None
     if isinstance(loaded, type) and issubclass(loaded, System):
+        if not getattr(loaded, "name", None):
+            loaded.name = name  # the entry-point name is the default system name
+        if getattr(loaded, "kind", None) not in STAGE_KINDS:
+            raise UsageError(f"system plugin {name!r} ({entry.value}) must subclass Retriever, Reranker or Labeler")
         _REGISTRY.setdefault(name, loaded)
     if name not in _REGISTRY:
         raise UsageError(f"entry point {entry.value!r} did not provide an evalkit system named {name!r}")
@@ -129,6 +141,6 @@ def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]
         if not sep or not key:
             raise UsageError(f"--set {pair!r}: write it as key=value")
         if key not in known:
-            raise UsageError(f"unknown option {key!r} for system {cls.name} (known: {', '.join(sorted(known)) or 'none'})")
+            raise UsageError(f"unknown option {key!r} for system {getattr(cls, 'name', cls.__qualname__)} (known: {', '.join(sorted(known)) or 'none'})")
         options[key] = coerce_value(hints.get(key, str), value.strip(), key)
     return options

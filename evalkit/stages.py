@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping, Sequence
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
+
+
+DEFAULT_RERANK_DEPTH = 100  # every reranker's default top-k to re-score (a system's own `depth` option overrides it)
+DEFAULT_LABEL_DEPTH = 10  # labelers label a submission's depth (ClimateCheck: 10 per claim)
 
 
 @dataclasses.dataclass
@@ -50,7 +55,7 @@ class System:
         unknown = sorted(set(options) - known)
         if unknown:
             raise UsageError(
-                f"unknown option {unknown[0]!r} for system {self.name} (known: {', '.join(sorted(known)) or 'none'})"
+                f"unknown option {unknown[0]!r} for system {getattr(self, 'name', type(self).__qualname__)} (known: {', '.join(sorted(known)) or 'none'})"
             )
         self.options = self.Options(**options)
 
@@ -106,17 +111,100 @@ class Retriever(System):
 
 
 class Reranker(System):
-    kind = "reranker"
+    """A reranker implements the model, the base class the plumbing (after the ``rerankers`` library).
 
-    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 100) -> Run:  # pragma: no cover - abstract
-        raise NotImplementedError
+    A plugin implements :meth:`score` (``score(query, texts) -> one float per
+    text``), or :meth:`score_pairs` to batch across queries. :meth:`rerank`
+    owns the rest: the fields check, each query's top ``depth`` candidates by
+    the ranking rule, document texts, the model call, and the merge (the
+    re-scored top ``depth`` above the rest of the ranking, kept in order).
+    Listwise or composite rerankers (RankGPT, the ensemble) override
+    :meth:`rerank` itself.
+    """
+
+    kind = "reranker"
+    default_depth: ClassVar[int] = DEFAULT_RERANK_DEPTH
+    default_fields: ClassVar[tuple[str, ...]] = ("title", "text")
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        """The model: one relevance score per text (higher is better). Plugins implement this."""
+        raise UsageError(f"reranker {getattr(self, 'name', type(self).__name__)!r} implements neither score(query, texts) "
+                         "nor score_pairs(queries, texts)")
+
+    def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> list[float]:
+        """Scores of ``(queries[i], texts[i])`` in input order: the ONE place model calls go through
+        (an engine may distribute exactly this call). Default: :meth:`score` once per query, in order."""
+        scores: list[float] = [0.0] * len(texts)
+        start = 0
+        while start < len(queries):
+            end = start
+            while end < len(queries) and queries[end] == queries[start]:
+                end += 1
+            values = list(self.score(queries[start], list(texts[start:end])))
+            if len(values) != end - start:
+                raise UsageError(f"reranker {self.name!r}: score() returned {len(values)} scores for {end - start} texts")
+            scores[start:end] = values
+            start = end
+        return scores
+
+    def text_fields(self) -> tuple[str, ...]:
+        return tuple(getattr(self.options, "fields", None) or self.default_fields)
+
+    def rerank_depth(self, depth: int | None) -> int:
+        return int(depth or getattr(self.options, "depth", None) or self.default_depth)
+
+    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
+        """``run`` with each query's top ``depth`` re-scored by :meth:`score_pairs`, the rest kept below in order."""
+        depth = self.rerank_depth(depth)
+        fields = self.text_fields()
+        check_fields(corpus, fields)
+        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
+        text, qtext = doc_text_lookup(corpus, fields), queries.as_dict()
+        keys = [(q, d) for q, docs in candidates.items() for d in docs]
+        scores = self.score_pairs([qtext[q] for q, _ in keys], [text(d) for _, d in keys])
+        if len(scores) != len(keys):
+            raise UsageError(f"reranker {self.name!r}: {len(scores)} scores for {len(keys)} pairs")
+        reranked: dict[str, dict[str, float]] = {q: {} for q in candidates}
+        for (q, d), value in zip(keys, scores):
+            value = float(value)
+            if not math.isfinite(value):
+                raise UsageError(f"reranker {self.name!r}: score {value} for query {q!r}, document {d!r} is not finite")
+            reranked[q][d] = value
+        return merge_reranked(run, reranked, depth).with_name(self.name)
 
 
 class Labeler(System):
-    kind = "labeler"
+    """A labeler implements the model (:meth:`label_pairs`), the base class the plumbing (:meth:`label`).
 
-    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:  # pragma: no cover - abstract
-        raise NotImplementedError
+    ``label_pairs(claims, texts, query_ids)`` returns one label per pair
+    (Supports / Refutes / Not Enough Information); :meth:`label` owns the
+    fields check, each query's top ``depth`` by the ranking rule, the texts,
+    and writing the labels onto the run.
+    """
+
+    kind = "labeler"
+    default_depth: ClassVar[int] = DEFAULT_LABEL_DEPTH
+    default_fields: ClassVar[tuple[str, ...]] = ("title", "text")
+
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+        """The model: one label per (claim, text) pair, in input order. Plugins implement this."""
+        raise UsageError(f"labeler {getattr(self, 'name', type(self).__name__)!r} does not implement label_pairs(claims, texts, query_ids)")
+
+    def text_fields(self) -> tuple[str, ...]:
+        return tuple(getattr(self.options, "fields", None) or self.default_fields)
+
+    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
+        """``run`` with a label on each query's top ``depth`` documents (the ranking unchanged)."""
+        depth = int(depth or getattr(self.options, "depth", None) or self.default_depth)
+        fields = self.text_fields()
+        check_fields(corpus, fields)
+        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
+        claim, text = queries.as_dict(), doc_text_lookup(corpus, fields)
+        keys = [(q, d) for q, docs in candidates.items() for d in docs]
+        labels = self.label_pairs([claim[q] for q, _ in keys], [text(d) for _, d in keys], [q for q, _ in keys])
+        if len(labels) != len(keys):
+            raise UsageError(f"labeler {self.name!r}: {len(labels)} labels for {len(keys)} pairs")
+        return labelled_run(run, candidates, labels, f"{run.name}+{self.name}")
 
 
 STAGE_KINDS = ("retriever", "reranker", "labeler")
@@ -137,6 +225,31 @@ def rerank_candidates(queries: Queries, run: Run, depth: int, corpus: Corpus, wh
     if missing is not None:
         raise UsageError(f"{who}: document {missing!r} of run {run.name} is not in the corpus (wrong corpus?)")
     return candidates
+
+
+def doc_text_lookup(corpus: Corpus, fields: Sequence[str]):
+    """``doc id -> text of the chosen fields`` (KeyError-free: unknown ids give '')."""
+    position = corpus.position()
+
+    def text(doc: str) -> str:
+        index = position.get(doc)
+        return "" if index is None else corpus.text(index, fields)
+
+    return text
+
+
+def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:
+    if not any(f in corpus.fields for f in fields):
+        raise UsageError(f"none of the fields {list(fields)} is in the corpus (it has: {', '.join(corpus.field_names)})")
+
+
+def labelled_run(run: Run, candidates: Mapping[str, Sequence[str]], labels: Sequence[str], name: str) -> Run:
+    """The top-``depth`` rows of ``run`` (``candidates``, their scores kept) with one label each."""
+    scores = run.to_scores()
+    qids = [q for q, docs in candidates.items() for _ in docs]
+    docs = [d for ranked in candidates.values() for d in ranked]
+    values = [scores[q][d] for q, d in zip(qids, docs)]
+    return Run.from_rows(qids, docs, values, labels=list(labels), name=name)
 
 
 def merge_reranked(run: Run, reranked: dict[str, dict[str, float]], depth: int) -> Run:

@@ -31,7 +31,7 @@ from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.modelio import autocast, autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
-from evalkit.stages import Reranker, merge_reranked, option, rerank_candidates
+from evalkit.stages import Reranker, check_fields, doc_text_lookup, merge_reranked, option, rerank_candidates  # noqa: F401 (re-exported)
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
 MODEL_SUBFOLDER = "model"
@@ -106,22 +106,6 @@ def score_pairs(
     bar.close()
     hf.train(was_training)
     return scores
-
-
-def doc_text_lookup(corpus: Corpus, fields: Sequence[str]):
-    """``doc id -> text of the chosen fields`` (KeyError-free: unknown ids give '')."""
-    position = corpus.position()
-
-    def text(doc: str) -> str:
-        index = position.get(doc)
-        return "" if index is None else corpus.text(index, fields)
-
-    return text
-
-
-def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:
-    if not any(f in corpus.fields for f in fields):
-        raise UsageError(f"none of the fields {list(fields)} is in the corpus (it has: {', '.join(corpus.field_names)})")
 
 
 def rerank_run(
@@ -227,12 +211,14 @@ class CrossEncoderReranker(Reranker):
         return self
 
     # ----------------------------------------------------------------- reranking
-    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
+    def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> list[float]:
+        """All pairs through the model at once, batched by length (the base class owns the rest of rerank)."""
         o = self.options
-        return rerank_run(
-            lambda: self.model, corpus, queries, run, depth or o.depth, fields=o.fields, max_length=o.max_length,
-            batch_size=o.eval_batch_size, precision=o.precision, show_progress=o.show_progress, name=self.name,
-        )
+        return score_pairs(self.model, list(zip(queries, texts)), max_length=o.max_length, batch_size=o.eval_batch_size,
+                           precision=o.precision, show_progress=o.show_progress, desc=f"{self.name} rerank")
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return self.score_pairs([query] * len(texts), texts)
 
     # ----------------------------------------------------------------- persistence
     def config(self) -> dict[str, Any]:

@@ -110,7 +110,8 @@ def train_pairs(model: Any, examples: Sequence[tuple[str, str, float]], corpus: 
     """Binary cross-entropy on ``(query, doc, label)``; returns the mean loss per epoch."""
     import torch
 
-    from evalkit.systems.cross_encoder import doc_text_lookup, pair_logits
+    from evalkit.stages import doc_text_lookup
+    from evalkit.systems.cross_encoder import pair_logits
 
     text, qtext = doc_text_lookup(corpus, options.fields), queries.as_dict()
     bce = torch.nn.BCEWithLogitsLoss()
@@ -126,7 +127,8 @@ def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Co
     """Margin ranking loss ``max(0, margin - (s(q, d+) - s(q, d-)))`` on triplets; returns the mean loss per epoch."""
     import torch
 
-    from evalkit.systems.cross_encoder import doc_text_lookup, pair_logits
+    from evalkit.stages import doc_text_lookup
+    from evalkit.systems.cross_encoder import pair_logits
 
     text, qtext = doc_text_lookup(corpus, options.fields), queries.as_dict()
     ranking = torch.nn.MarginRankingLoss(margin=margin)

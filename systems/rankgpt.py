@@ -31,9 +31,8 @@ from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.llm import LLMOptions, LLMSystem
 from evalkit.registry import register_system
-from evalkit.stages import Reranker, merge_reranked, option, rerank_candidates
+from evalkit.stages import check_fields, doc_text_lookup, Reranker, merge_reranked, option, rerank_candidates
 
-from .cross_encoder import check_fields, doc_text_lookup
 from .rankgpt_prompts import default_answer_tokens, parse_permutation, permutation_prompt, truncate_words
 
 PROMPTS = ("zero-shot", "few-shot")

@@ -27,7 +27,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from evalkit.systems.cross_encoder import CrossEncoderReranker, check_fields, rerank_run
+from evalkit.stages import check_fields
+from evalkit.systems.cross_encoder import CrossEncoderReranker, rerank_run
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run

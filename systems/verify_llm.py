@@ -33,18 +33,15 @@ import re
 import sys
 from typing import Any, Callable, Sequence
 
-from evalkit.corpus import Corpus, Queries
-from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, normalize_label
 from evalkit.llm import LLMOptions, LLMSystem
 from evalkit.llm.cache import Messages
 from evalkit.registry import register_system
-from evalkit.stages import Labeler, option, rerank_candidates
+from evalkit.stages import Labeler, option
 
-from .cross_encoder import check_fields, doc_text_lookup
 from .rankgpt_prompts import truncate_words
-from .verify_nli import enforce_nei_share, labelled_run
+from evalkit.labels import enforce_nei_share
 
 STRATEGIES = ("one-step", "two-step", "hybrid", "batched")
 SYSTEM = "You are a careful scientific fact-checker."
@@ -219,22 +216,23 @@ class LLMVerifier(LLMSystem, Labeler):
             labels[i] = label
         return [str(label) for label in labels]
 
-    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+        """Labels from the LLM by ``strategy``, then at least ``min_nei_share`` NEI (lowest-ranked pairs first)."""
         o = self.options
-        check_fields(corpus, o.fields)
-        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
-        claim, text = queries.as_dict(), doc_text_lookup(corpus, o.fields)
-        keys = [(q, d) for q, docs in candidates.items() for d in docs]
-        pairs = [(claim[q], truncate_words(text(d), o.passage_words)) for q, d in keys]
+        pairs = [(claim, truncate_words(text, o.passage_words)) for claim, text in zip(claims, texts)]
         self.stats = {}
         if o.strategy == "batched":
-            labels = self.batched(pairs, [q for q, _ in keys])
+            labels = self.batched(pairs, list(query_ids))
         else:
             labels = getattr(self, o.strategy.replace("-", "_"))(pairs)
-        ranks = [-rank for docs in candidates.values() for rank in range(1, len(docs) + 1)]
+        ranks, previous, position = [], None, 0
+        for q in query_ids:  # pairs come grouped by query, in rank order
+            position = position + 1 if q == previous else 1
+            previous = q
+            ranks.append(-position)
         labels = enforce_nei_share(labels, ranks, o.min_nei_share)
         if self.stats.get("bad_labels"):
             print(f"llm-verifier: {self.stats['bad_labels']} answer(s) held no label after {o.label_retries} "
                   "retries; labelled Not Enough Information", file=sys.stderr)
         self.stats["pairs"] = len(pairs)
-        return labelled_run(run, candidates, labels, f"{run.name}+{self.name}")
+        return labels

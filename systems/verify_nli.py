@@ -19,15 +19,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from evalkit.corpus import Corpus, Queries
-from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.labels import LABELS, NEI, normalize_label
+from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
 from evalkit.modelio import device_option, precision_option
 from evalkit.registry import register_system
-from evalkit.stages import Labeler, option, rerank_candidates
+from evalkit.stages import Labeler, labelled_run, option  # noqa: F401 (labelled_run re-exported)
 
-from .cross_encoder import check_fields, doc_text_lookup
 
 DEFAULT_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
 DEFAULT_MAP = ["entailment=Supports", "contradiction=Refutes", "neutral=Not Enough Information"]
@@ -52,32 +49,6 @@ def parse_label_map(pairs: Sequence[str], id2label: Mapping[int, str]) -> dict[i
     if unmapped:
         raise UsageError(f"label_map leaves model class(es) {', '.join(unmapped)} unmapped; give every class a label")
     return mapping
-
-
-def enforce_nei_share(labels: list[str], evidence: Sequence[float], share: float) -> list[str]:
-    """Relabel the non-NEI pairs with the least ``evidence`` as NEI until ``share`` of all labels are NEI.
-
-    The calibration of the ClimateCheck 2025 winning verification system, which
-    targeted a minimum proportion of NEI answers. Ties keep input order.
-    """
-    if not 0.0 <= share <= 1.0:
-        raise UsageError(f"min_nei_share must lie in [0, 1] (got {share})")
-    out = list(labels)
-    needed = int(round(share * len(out) + 1e-9)) - sum(label == NEI for label in out)
-    if needed > 0:
-        weakest = sorted((i for i, label in enumerate(out) if label != NEI), key=lambda i: evidence[i])
-        for i in weakest[:needed]:
-            out[i] = NEI
-    return out
-
-
-def labelled_run(run: Run, candidates: Mapping[str, Sequence[str]], labels: Sequence[str], name: str) -> Run:
-    """The top-``depth`` rows of ``run`` (``candidates``, their scores kept) with one label each."""
-    scores = run.to_scores()
-    qids = [q for q, docs in candidates.items() for _ in docs]
-    docs = [d for ranked in candidates.values() for d in ranked]
-    values = [scores[q][d] for q, d in zip(qids, docs)]
-    return Run.from_rows(qids, docs, values, labels=list(labels), name=name)
 
 
 @dataclasses.dataclass
@@ -145,13 +116,9 @@ class NLIVerifier(Labeler):
                         out[i][mapping[index]] = out[i].get(mapping[index], 0.0) + p
         return out
 
-    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 10) -> Run:
-        check_fields(corpus, self.options.fields)
-        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
-        claim, text = queries.as_dict(), doc_text_lookup(corpus, self.options.fields)
-        keys = [(q, d) for q, docs in candidates.items() for d in docs]
-        probs = self.probabilities([(claim[q], text(d)) for q, d in keys])
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+        """The most probable label per pair, then at least ``min_nei_share`` NEI (least evidence first)."""
+        probs = self.probabilities(list(zip(claims, texts)))
         labels = [max(LABELS, key=lambda label: p.get(label, 0.0)) for p in probs]
         evidence = [1.0 - p.get(NEI, 0.0) for p in probs]
-        labels = enforce_nei_share(labels, evidence, self.options.min_nei_share)
-        return labelled_run(run, candidates, labels, f"{run.name}+{self.name}")
+        return enforce_nei_share(labels, evidence, self.options.min_nei_share)
