@@ -59,7 +59,7 @@ def main() -> None:
 
     import torch
 
-    from evalkit.modelio import pick_device
+    from evalkit.systems._models.modelio import pick_device
     from evalkit.registry import load_system
 
     torch.set_num_threads(args.threads)

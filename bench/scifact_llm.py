@@ -202,7 +202,7 @@ def cmd_train_nli(args) -> None:
 
     from evalkit.corpus_formats import read_corpus, read_queries
     from evalkit.formats import read_qrels
-    from evalkit.modelio import seed_everything
+    from evalkit.systems._models.modelio import seed_everything
 
     torch.set_num_threads(args.threads)
     seed_everything(42)

@@ -320,7 +320,7 @@ class Pipeline:
 
     def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None) -> None:
         """Fit every learnable stage in order on the training queries (earlier stages run on them first)."""
-        from evalkit.modelio import seed_everything
+        from evalkit.seeding import seed_everything
 
         learnable = {s.name for s in self.learnable_stages}
         if not learnable:
@@ -346,7 +346,7 @@ class Pipeline:
 
     def run(self, corpus: Corpus, queries: Queries, progress: Progress | None = None) -> dict[str, Run]:
         """Every stage's run, in order; the result is ``runs[config.output_stage]``."""
-        from evalkit.modelio import seed_everything
+        from evalkit.seeding import seed_everything
 
         runs: dict[str, Run] = {}
         for spec in self.config.stages:

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from evalkit.modelio import cache_dir
+from evalkit.systems._models.modelio import cache_dir
 
 FORMAT_VERSION = 1
 EPSILON = 0.25  # rank-bm25's floor for negative idf, as a fraction of the mean idf
@@ -42,7 +42,7 @@ ROW_CHUNK = 20_000  # documents whose weights are computed at once
 
 def cache_key(parts: dict[str, Any]) -> str:
     """Stable hash of everything the index depends on."""
-    from evalkit.modelio import settings_key
+    from evalkit.systems._models.modelio import settings_key
 
     return settings_key({"format": FORMAT_VERSION, "epsilon": EPSILON, **parts})[:40]
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast, autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
+from evalkit.systems._models.modelio import autocast, autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
 from evalkit.stages import Reranker, check_fields, doc_text_lookup, merge_reranked, option, rerank_candidates  # noqa: F401 (re-exported)
 
@@ -185,7 +185,7 @@ class CrossEncoderReranker(Reranker):
     def model(self) -> Any:
         """The ``CrossEncoder`` (loaded from ``options.model`` on first use)."""
         if self._model is None:
-            from evalkit.modelio import seed_everything
+            from evalkit.systems._models.modelio import seed_everything
 
             seed_everything(self.options.seed)  # a fresh scoring head is seeded
             self._model = load_cross_encoder(self.options.model, self.options.max_length, self.options.device)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import grad_scaler, optimizer_step
+from evalkit.systems._models.modelio import grad_scaler, optimizer_step
 
 
 # --------------------------------------------------------------------- data
@@ -164,7 +164,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    from evalkit.modelio import autocast, autocast_dtype, seed_everything
+    from evalkit.systems._models.modelio import autocast, autocast_dtype, seed_everything
 
     if not items:
         raise UsageError("no training examples (no positives with candidates)")

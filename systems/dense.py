@@ -40,7 +40,7 @@ import numpy as np
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast, autocast_dtype, cache_dir, device_option, model_load_error, pick_device, precision_option, resolve_model
+from evalkit.systems._models.modelio import autocast, autocast_dtype, cache_dir, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
 from evalkit.stages import Retriever, option
 from evalkit.systems import embedding_cache
@@ -134,7 +134,7 @@ class DenseRetriever(Retriever):
     def model_identity(self) -> str:
         """sha256 over the weights and tokenizer vocabulary (the embedding-cache key of the model)."""
         if self._identity is None:
-            from evalkit.modelio import weights_sha256
+            from evalkit.systems._models.modelio import weights_sha256
 
             self._identity = weights_sha256(self.model, self.model.tokenizer)
         return self._identity

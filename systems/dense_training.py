@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
+from evalkit.systems._models.modelio import autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.systems.dense import DenseRetriever

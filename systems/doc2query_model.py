@@ -22,7 +22,7 @@ import random
 from typing import Any, Iterator, Sequence
 
 from evalkit.errors import UsageError
-from evalkit.modelio import autocast, autocast_dtype, grad_scaler, model_load_error, optimizer_step, resolve_model, seed_everything
+from evalkit.systems._models.modelio import autocast, autocast_dtype, grad_scaler, model_load_error, optimizer_step, resolve_model, seed_everything
 
 SPIECE_EXAMPLE = "castorini/doc2query-t5-base-msmarco"
 

@@ -31,7 +31,7 @@ from typing import Any
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
-from evalkit.modelio import cache_dir, device_option, pick_device, precision_option, settings_key, weights_sha256
+from evalkit.systems._models.modelio import cache_dir, device_option, pick_device, precision_option, settings_key, weights_sha256
 from evalkit.registry import load_system, register_system
 from evalkit.stages import Retriever, option
 from evalkit.textio import atomic_write

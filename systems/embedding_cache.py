@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from evalkit.errors import UsageError
-from evalkit.modelio import settings_key
+from evalkit.systems._models.modelio import settings_key
 from evalkit.textio import atomic_write
 
 FILES = ("embeddings.npy", "ids.json", "settings.json")

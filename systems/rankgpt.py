@@ -18,7 +18,7 @@ order is fused with the input run (a cross-encoder run) by
     score(d) = alpha * CE_norm(d) + (1 - alpha) * LLM_norm(d),  LLM_norm(d) = 1 - (rank(d) - 1) / (N - 1)
 
 Documents below ``depth`` keep their order below (:func:`evalkit.stages.merge_reranked`).
-Every LLM answer is cached (:mod:`evalkit.llm`), so a rerun costs nothing.
+Every LLM answer is cached (:mod:`evalkit.systems._models.llm`), so a rerun costs nothing.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from typing import Any
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.llm import LLMOptions, LLMSystem
+from evalkit.systems._models.llm import LLMOptions, LLMSystem
 from evalkit.registry import register_system
 from evalkit.stages import check_fields, doc_text_lookup, Reranker, merge_reranked, option, rerank_candidates
 

@@ -33,7 +33,7 @@ from evalkit.systems.cross_encoder import CrossEncoderReranker, rerank_run
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.modelio import device_option, precision_option
+from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.registry import register_system
 from evalkit.stages import Reranker, merge_reranked, option
 

@@ -35,8 +35,8 @@ from typing import Any, Callable, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, normalize_label
-from evalkit.llm import LLMOptions, LLMSystem
-from evalkit.llm.cache import Messages
+from evalkit.systems._models.llm import LLMOptions, LLMSystem
+from evalkit.systems._models.llm.cache import Messages
 from evalkit.registry import register_system
 from evalkit.stages import Labeler, option
 

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
-from evalkit.modelio import device_option, precision_option
+from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.registry import register_system
 from evalkit.stages import Labeler, labelled_run, option  # noqa: F401 (labelled_run re-exported)
 
@@ -75,7 +75,7 @@ class NLIVerifier(Labeler):
     def load(self) -> tuple[Any, Any, dict[int, str], str]:
         """(tokenizer, model, class -> label, device), loaded once."""
         if "_loaded" not in self.__dict__:
-            from evalkit.modelio import model_load_error, pick_device, resolve_model
+            from evalkit.systems._models.modelio import model_load_error, pick_device, resolve_model
 
             target = resolve_model(self.options.model, "NLI model")
             try:
@@ -95,7 +95,7 @@ class NLIVerifier(Labeler):
         import torch
         from tqdm.auto import tqdm
 
-        from evalkit.modelio import autocast, autocast_dtype
+        from evalkit.systems._models.modelio import autocast, autocast_dtype
 
         tokenizer, model, mapping, device = self.load()
         o = self.options

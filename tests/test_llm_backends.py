@@ -10,8 +10,8 @@ import socket
 import pytest
 
 from evalkit.errors import UsageError
-from evalkit.llm import AnswerCache, LLMError, load_backend, locate_model
-from evalkit.llm.fake_server import FakeChatServer, Reply
+from evalkit.systems._models.llm import AnswerCache, LLMError, load_backend, locate_model
+from fake_llm_server import FakeChatServer, Reply
 
 PROMPT = [{"role": "user", "content": "Rank [1] and [2]."}]
 

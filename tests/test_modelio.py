@@ -4,7 +4,7 @@ import dataclasses
 import pytest
 
 from evalkit.errors import UsageError
-from evalkit.modelio import PRECISIONS, autocast_dtype, looks_like_path, pick_device, resolve_model
+from evalkit.systems._models.modelio import PRECISIONS, autocast_dtype, looks_like_path, pick_device, resolve_model
 
 torch = pytest.importorskip("torch")
 

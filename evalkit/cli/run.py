@@ -256,7 +256,7 @@ def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, 
     from evalkit.corpus_formats import read_corpus
     from evalkit.errors import UsageError
     from evalkit.formats import read_run
-    from evalkit.modelio import seed_everything
+    from evalkit.seeding import seed_everything
     from evalkit.registry import get_system_class, parse_set_options
 
     cls = get_system_class(system)

@@ -8,7 +8,7 @@ Connection errors, timeouts, HTTP 429 and 5xx and unreadable answers are
 retried ``retries`` times, waiting ``retry_wait * 2**attempt`` seconds (at
 most 30; a numeric ``Retry-After`` of a 429 is honoured up to that cap);
 then, or at once for other HTTP errors (401 bad key, 404 unknown model), the
-call fails with one :class:`~evalkit.llm.LLMError` line. Up to
+call fails with one :class:`~evalkit.systems._models.llm.LLMError` line. Up to
 ``concurrency`` requests are in flight at once (a thread pool); answers that
 arrived before a failure are cached. The cache key does not include the URL:
 the same model name on two endpoints shares its answers.
@@ -24,8 +24,8 @@ import urllib.request
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from typing import Any, Callable
 
-from evalkit.llm import LLMBackend, LLMError
-from evalkit.llm.cache import Messages
+from evalkit.systems._models.llm import LLMBackend, LLMError
+from evalkit.systems._models.llm.cache import Messages
 
 DEFAULT_URL = "https://api.openai.com/v1"
 MAX_WAIT = 30.0

@@ -11,11 +11,11 @@ supports it, else fp16; none on CPU). torch is imported lazily.
 from __future__ import annotations
 
 import os
-import random
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import UsageError
+from evalkit.seeding import seed_everything  # noqa: F401 (re-exported for the systems)
 
 MODEL_FILES = ("config.json", "modules.json", "pytorch_model.bin", "model.safetensors", "adapter_config.json")
 
@@ -111,21 +111,6 @@ def autocast(device: str, dtype: Any) -> Any:
     if dtype is None:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.split(":")[0], dtype=dtype)
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, numpy and torch (all devices) for reproducible training and sampling."""
-    import numpy as np
-
-    random.seed(seed)
-    np.random.seed(seed % (2**32))
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - scoring-only installs
-        return
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
 
 
 def cache_dir(*parts: str) -> Path:

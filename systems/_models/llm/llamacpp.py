@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from evalkit.errors import UsageError
-from evalkit.llm import LLMBackend, locate_model
-from evalkit.llm.cache import Messages
+from evalkit.systems._models.llm import LLMBackend, locate_model
+from evalkit.systems._models.llm.cache import Messages
 
 INSTALL_HINT = "the llamacpp backend needs llama-cpp-python: pip install llama-cpp-python (or use backend=transformers)"
 

@@ -4,8 +4,8 @@ Prompts go through the tokenizer's chat template (``role: content`` lines when
 it has none); decoding is greedy unless ``temperature > 0`` (then sampling,
 seeded). A ``.gguf`` file is loaded with ``gguf_file=`` (transformers
 de-quantises it to float32; needs the ``gguf`` and ``accelerate`` packages).
-The device comes from :func:`evalkit.modelio.pick_device`; on a GPU the model
-runs under autocast (:func:`evalkit.modelio.autocast_dtype`). Prompts longer
+The device comes from :func:`evalkit.systems._models.modelio.pick_device`; on a GPU the model
+runs under autocast (:func:`evalkit.systems._models.modelio.autocast_dtype`). Prompts longer
 than the model's context keep their last tokens (a warning says so).
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from evalkit.errors import UsageError
-from evalkit.llm import LLMBackend, locate_model
-from evalkit.llm.cache import Messages
+from evalkit.systems._models.llm import LLMBackend, locate_model
+from evalkit.systems._models.llm.cache import Messages
 
 
 def _require(package: str, why: str) -> None:
@@ -27,7 +27,7 @@ def _require(package: str, why: str) -> None:
 
 def load_causal_lm(spec: str, device: str = "auto"):
     """(tokenizer, model, device) for a hub name, folder, ``.gguf`` file or ``pkg:PACKAGE``."""
-    from evalkit.modelio import model_load_error, pick_device, resolve_model
+    from evalkit.systems._models.modelio import model_load_error, pick_device, resolve_model
 
     name = resolve_model(locate_model(spec), "language model")
     kwargs: dict[str, Any] = {}
@@ -81,7 +81,7 @@ class TransformersBackend(LLMBackend):
     def _generate(self, texts: list[str], max_new_tokens: int) -> list[str]:
         import torch
 
-        from evalkit.modelio import autocast, autocast_dtype, seed_everything
+        from evalkit.systems._models.modelio import autocast, autocast_dtype, seed_everything
 
         tokenizer, model, device = self.load()
         context = int(getattr(model.config, "max_position_embeddings", 0) or 0)

@@ -2,14 +2,14 @@
 
 A backend turns chat prompts (lists of ``{"role", "content"}`` messages) into
 answers; :meth:`LLMBackend.chat` looks each prompt up in the
-:class:`~evalkit.llm.cache.AnswerCache` first and asks the model only for the
+:class:`~evalkit.systems._models.llm.cache.AnswerCache` first and asks the model only for the
 missing ones, storing every answer the moment it arrives (an interrupted run
 resumes for free). Backends, by name (:data:`BACKENDS`):
 
 * ``openai`` -- any OpenAI-compatible ``/chat/completions`` endpoint over HTTP
-  (:mod:`evalkit.llm.openai_http`; retries, timeouts, a thread pool);
+  (:mod:`evalkit.systems._models.llm.openai_http`; retries, timeouts, a thread pool);
 * ``transformers`` -- a local causal LM by hub name, folder or ``.gguf`` file
-  (:mod:`evalkit.llm.transformers_lm`; chat template, greedy by default);
+  (:mod:`evalkit.systems._models.llm.transformers_lm`; chat template, greedy by default);
 * ``llamacpp`` -- a ``.gguf`` file through ``llama-cpp-python`` (optional).
 
 A model may also be given as ``pkg:PACKAGE``: the one ``.gguf`` file shipped
@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from evalkit.errors import UsageError
-from evalkit.llm.cache import AnswerCache, Messages, answer_key, cache_file
+from evalkit.systems._models.llm.cache import AnswerCache, Messages, answer_key, cache_file
 from evalkit.stages import option
 
 BACKENDS = {
-    "openai": "evalkit.llm.openai_http:OpenAIBackend",
-    "transformers": "evalkit.llm.transformers_lm:TransformersBackend",
-    "llamacpp": "evalkit.llm.llamacpp:LlamaCppBackend",
+    "openai": "evalkit.systems._models.llm.openai_http:OpenAIBackend",
+    "transformers": "evalkit.systems._models.llm.transformers_lm:TransformersBackend",
+    "llamacpp": "evalkit.systems._models.llm.llamacpp:LlamaCppBackend",
 }
 ALIASES = {"openai-http": "openai", "http": "openai", "hf": "transformers", "local": "transformers",
            "llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "llama_cpp": "llamacpp"}

@@ -6,7 +6,7 @@ and a rerun asks the model nothing twice. The key is the sha256 of the
 canonical JSON of backend, model, generation settings and messages
 (:func:`answer_key`). A truncated or otherwise unreadable line (a run killed
 mid-write) is skipped on reading; the next append starts on a fresh line.
-Files live under ``evalkit.modelio.cache_dir("llm")``.
+Files live under ``evalkit.systems._models.modelio.cache_dir("llm")``.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def answer_key(backend: str, model: str, messages: Messages, settings: Mapping[s
 def cache_file(backend: str, model: str, folder: str | os.PathLike | None = None) -> Path:
     """``<cache>/llm/<backend>-<model slug>-<8 hex of the full model name>.jsonl``."""
     if folder is None:
-        from evalkit.modelio import cache_dir
+        from evalkit.systems._models.modelio import cache_dir
 
         folder = cache_dir("llm")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(model).name or model)[:60]
