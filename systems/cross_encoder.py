@@ -220,6 +220,21 @@ class CrossEncoderReranker(Reranker):
     def score(self, query: str, texts: list[str]) -> list[float]:
         return self.score_pairs([query] * len(texts), texts)
 
+    def pair_order(self, queries: Sequence[str], texts: Sequence[str]) -> list[int]:
+        """:func:`score_pairs`' own order (by length, stable), so an engine's work units keep its batches."""
+        return sorted(range(len(texts)), key=lambda i: len(queries[i]) + len(texts[i]))
+
+    def model_batch_size(self) -> int:
+        return int(self.options.eval_batch_size)
+
+    def fingerprint(self) -> str:
+        """The trained weights' hash (an untrained model is named by its options)."""
+        if not self.trained:
+            return ""
+        from evalkit.systems._models.modelio import weights_sha256
+
+        return weights_sha256(self.model.transformers_model)
+
     # ----------------------------------------------------------------- persistence
     def config(self) -> dict[str, Any]:
         return {**super().config(), "trained": self.trained}

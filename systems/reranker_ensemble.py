@@ -185,9 +185,15 @@ class RerankerEnsemble(Reranker):
             self.members = [self.new_member(config) for config in self.member_configs]
         return self.members
 
+    def engine_parts(self) -> list[CrossEncoderReranker]:
+        """The member rerankers (an engine distributes their model calls)."""
+        return self.active_members()
+
     def member_runs(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> list[Run]:
         """Each member's rerank of the top ``depth`` of ``run`` (named ``member-i``)."""
         depth = depth or self.options.depth
+        for member in self.active_members():
+            member.engine = self.engine
         return [m.rerank(corpus, queries, run, depth).with_name(f"member-{i}") for i, m in enumerate(self.active_members())]
 
     def fuse_members(self, run: Run, member_runs: list[Run], depth: int | None = None) -> Run:

@@ -140,10 +140,18 @@ def versions() -> dict[str, str]:
 @click.option("--submit", "submit_task", default=None, metavar="TASK", help="Also write the official submission of TASK (validated).")
 @click.option("--submission", "submission_path", default=None, type=click.Path(dir_okay=False), help="Submission file (default submissions/OUT-STEM.zip).")
 @click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False), help="Also write a Markdown report of every stage (needs --gold).")
+@click.option("--engine", "engine_name", type=click.Choice(["local", "ray"]), default=None,
+              help="Where rerankers' model calls run (default: the config's engine, else local). ray: pip install 'evalkit[ray]'.")
+@click.option("--ray-address", default=None, help="Ray cluster to join (auto: the one started with `ray start --head`); default: a local Ray instance.")
+@click.option("--ray-actors", type=click.IntRange(min=1), default=None, help="Actors (one loaded model each) per stage (default 2).")
+@click.option("--ray-chunk-batches", type=click.IntRange(min=1), default=None, help="Model batches per Ray work unit (default 8).")
+@click.option("--ray-num-cpus", type=click.FloatRange(min=0), default=None, help="CPUs per actor (default 1).")
+@click.option("--ray-num-gpus", type=click.FloatRange(min=0), default=None, help="GPUs per actor (default 0).")
 @FORCE_OPTION
 def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
                 train_qrels, out_path,
-                set_pairs, k, seed, gold, submit_task, submission_path, report_path, force):
+                set_pairs, k, seed, gold, submit_task, submission_path, report_path, engine_name, ray_address, ray_actors,
+                ray_chunk_batches, ray_num_cpus, ray_num_gpus, force):
     """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
 
     Learnable stages are fitted first when --train-queries/--train-qrels are
@@ -162,6 +170,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     if report_path and not gold:
         raise UsageError("--report needs --gold")
     pipeline_config = build_config(config, set_pairs, k, seed, input_run, input_format)
+    engine_choice = engine_settings(pipeline_config, engine_name, ray_address, ray_actors, ray_chunk_batches, ray_num_cpus, ray_num_gpus)
     # unknown systems, options and unreadable run files fail here, before the corpus is read
     pipeline = Pipeline(pipeline_config, {"input": "--input-format"} if input_run else None)
     out = Path(out_path)
@@ -183,7 +192,10 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run],
     )
 
+    from evalkit.engine import get_engine
+
     the_corpus, the_queries = read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle)
+    pipeline.engine = get_engine(*engine_choice)
     if gold:
         the_queries = restrict_to_gold(the_queries, gold)
     inputs = [input_entry("corpus", the_corpus.source), input_entry("queries", the_queries.source)]
@@ -191,7 +203,10 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         tq, tqrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping)
         inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
         pipeline.fit(the_corpus, tq, tqrels, progress=_echo)
-    runs = pipeline.run(the_corpus, the_queries, progress=_echo)
+    try:
+        runs = pipeline.run(the_corpus, the_queries, progress=_echo)
+    finally:
+        pipeline.engine.close()
     inputs += [input_entry(f"run:{name}", run.source) for name, run in pipeline.file_runs.items()]
     result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
 
@@ -200,7 +215,8 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
 
         written = write_submission(result, submit_task, submission_target, gold, force, command="run")
         _echo(f"wrote {written} ({submit_task} submission, validated)")
-    options = {"config": pipeline_config.as_dict(), "config_file": pipeline_config.path, "versions": versions()}
+    options = {"config": pipeline_config.as_dict(), "config_file": pipeline_config.path, "versions": versions(),
+               "engine": pipeline.engine.describe()}
     manifest = build_manifest(submit_task, inputs, options, seed=pipeline_config.seed, command="run")
     atomic_write(out, format_trec_run(result, tag=pipeline_config.name), force=force)
     write_sidecar(out, manifest)
@@ -213,6 +229,22 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
     if gold:
         _score_and_report(click.get_current_context(), result, gold, stage_paths, report_path, force)
+
+
+def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_cpus, num_gpus):
+    """(engine name, EngineOptions): the config's ``engine``, overridden by the command line."""
+    import dataclasses
+
+    from evalkit.engine import parse_engine
+    from evalkit.errors import UsageError
+
+    configured, options = parse_engine(pipeline_config.engine)
+    overrides = {"address": address, "concurrency": actors, "chunk_batches": chunk_batches, "num_cpus": num_cpus, "num_gpus": num_gpus}
+    given = {k: v for k, v in overrides.items() if v is not None}
+    chosen = name or configured
+    if given and chosen != "ray":
+        raise UsageError("--ray-address, --ray-actors, --ray-chunk-batches, --ray-num-cpus and --ray-num-gpus need --engine ray")
+    return chosen, dataclasses.replace(options, **given)
 
 
 def labels_tsv(run) -> str:
