@@ -10,7 +10,10 @@ third-party packages add systems without touching evalkit::
 
 The built-in systems in ``systems/`` (installed as ``evalkit.systems``) are
 declared the same way in evalkit's own ``setup.py``. Loading is lazy: a
-system's module is imported only when the system is asked for.
+system's module is imported only when the system is asked for. A class
+without a ``name`` takes its entry-point name; a class that is not a
+Retriever, Reranker or Labeler, or a plugin that cannot be imported, is one
+:class:`~evalkit.errors.UsageError` line naming the plugin's distribution.
 
 >>> from evalkit.registry import load_system
 >>> bm25 = load_system("bm25", analyzer="stem")          # doctest: +SKIP
@@ -23,18 +26,27 @@ from importlib import metadata
 from typing import Any, Iterable
 
 from evalkit.errors import UsageError
-from evalkit.stages import STAGE_KINDS, System
+from evalkit.stages import STAGE_KINDS, System, option_fields
 
 ENTRY_POINT_GROUP = "evalkit.systems"
 _REGISTRY: dict[str, type[System]] = {}
 _ENTRY_POINTS: dict[str, metadata.EntryPoint] | None = None
 
 
+def _who(cls: Any) -> str:
+    return getattr(cls, "name", None) or getattr(cls, "__qualname__", None) or repr(cls)
+
+
+def _is_stage(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, System) and getattr(cls, "kind", None) in STAGE_KINDS
+
+
 def register_system(cls: type[System]) -> type[System]:
     """Class decorator: make ``cls`` available under ``cls.name``."""
-    if not getattr(cls, "name", None) or getattr(cls, "kind", None) not in STAGE_KINDS:
-        raise UsageError(f"system class {cls.__qualname__} needs a `name` and must subclass Retriever, Reranker or Labeler "
+    if not getattr(cls, "name", None) or not _is_stage(cls):
+        raise UsageError(f"system class {_who(cls)} needs a `name` and must subclass Retriever, Reranker or Labeler "
                          f"(kind one of {', '.join(STAGE_KINDS)})")
+    option_fields(cls)
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -73,15 +85,16 @@ def get_system_class(name: str) -> type[System]:
     except Exception as exc:  # noqa: BLE001 - a broken plugin is one line, not a traceback
         raise UsageError(f"system plugin {name!r} ({entry.value}) of {dist_name or 'an unknown package'} cannot be loaded: "
                          f"{type(exc).__name__}: {exc}") from None
-    if isinstance(loaded, type) and issubclass(loaded, System):
-        if not getattr(loaded, "name", None):
-            loaded.name = name  # the entry-point name is the default system name
-        if getattr(loaded, "kind", None) not in STAGE_KINDS:
-            raise UsageError(f"system plugin {name!r} ({entry.value}) must subclass Retriever, Reranker or Labeler")
-        _REGISTRY.setdefault(name, loaded)
-    if name not in _REGISTRY:
-        raise UsageError(f"entry point {entry.value!r} did not provide an evalkit system named {name!r}")
-    return _REGISTRY[name]
+    if name in _REGISTRY:  # the module registered it (@register_system)
+        return _REGISTRY[name]
+    if not _is_stage(loaded):
+        raise UsageError(f"system plugin {name!r} ({entry.value}) of {dist_name or 'an unknown package'} is not an evalkit system: "
+                         "it must be a class that subclasses Retriever, Reranker or Labeler")
+    if not getattr(loaded, "name", None):
+        loaded.name = name  # the entry-point name is the default system name
+    option_fields(loaded)
+    _REGISTRY[name] = loaded
+    return loaded
 
 
 def load_system(name: str, **options: Any) -> System:
@@ -91,9 +104,10 @@ def load_system(name: str, **options: Any) -> System:
 
 def describe_options(cls: type[System]) -> list[tuple[str, str, Any, str]]:
     """``(name, type, default, help)`` for each option of ``cls``."""
+    fields = option_fields(cls)
     hints = typing.get_type_hints(cls.Options)
     out = []
-    for f in dataclasses.fields(cls.Options):
+    for f in fields:
         default = f.default if f.default is not dataclasses.MISSING else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
         out.append((f.name, _type_name(hints.get(f.name, str)), default, f.metadata.get("help", "")))
     return out
@@ -132,8 +146,8 @@ def coerce_value(tp: Any, text: str, key: str) -> Any:
 
 def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]:
     """``["k1=1.2", "fields=title,text"]`` -> typed options for ``cls``."""
+    known = {f.name for f in option_fields(cls)}
     hints = typing.get_type_hints(cls.Options)
-    known = {f.name for f in dataclasses.fields(cls.Options)}
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -141,6 +155,6 @@ def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]
         if not sep or not key:
             raise UsageError(f"--set {pair!r}: write it as key=value")
         if key not in known:
-            raise UsageError(f"unknown option {key!r} for system {getattr(cls, 'name', cls.__qualname__)} (known: {', '.join(sorted(known)) or 'none'})")
+            raise UsageError(f"unknown option {key!r} for system {_who(cls)} (known: {', '.join(sorted(known)) or 'none'})")
         options[key] = coerce_value(hints.get(key, str), value.strip(), key)
     return options

@@ -11,6 +11,9 @@ Options are a dataclass ``Options`` on each system (defaults, types and a
 ``--set key=value``. Learnable systems implement :meth:`System.fit` and
 save/load to a folder. System modules must not import torch or transformers
 at import time: import them inside methods.
+
+The shared plumbing (candidates, texts, merging; :mod:`evalkit.rerank_plumbing`)
+is re-exported here. ``docs/plugins.md`` is the plugin author's guide.
 """
 from __future__ import annotations
 
@@ -18,15 +21,20 @@ import dataclasses
 import json
 import math
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Sequence
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
+from evalkit.rerank_plumbing import Candidates, check_fields, doc_text_lookup, labelled_run, merge_reranked, rerank_candidates
+
+__all__ = ["DEFAULT_LABEL_DEPTH", "DEFAULT_RERANK_DEPTH", "STAGE_KINDS", "Candidates", "Labeler", "NoOptions", "Reranker", "Retriever",
+           "System", "check_fields", "doc_text_lookup", "labelled_run", "merge_reranked", "option", "option_fields", "rerank_candidates",
+           "stage_depth"]
 
 
-DEFAULT_RERANK_DEPTH = 100  # every reranker's default top-k to re-score (a system's own `depth` option overrides it)
-DEFAULT_LABEL_DEPTH = 10  # labelers label a submission's depth (ClimateCheck: 10 per claim)
+DEFAULT_RERANK_DEPTH = 100  # every reranker's default top-k to re-score (a class's `default_depth` or its `depth` option overrides it)
+DEFAULT_LABEL_DEPTH = 10  # every labeler's: a submission's depth (ClimateCheck: 10 per claim)
 
 
 @dataclasses.dataclass
@@ -41,22 +49,36 @@ def option(default: Any, help: str, **kwargs) -> Any:
     return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
 
 
-class System:
-    """Base class of registered systems (see :mod:`evalkit.registry`)."""
+def option_fields(cls: type) -> tuple[dataclasses.Field, ...]:
+    """The option fields of system class ``cls`` (one line when its ``Options`` is not a dataclass)."""
+    options = getattr(cls, "Options", NoOptions)
+    if not (isinstance(options, type) and dataclasses.is_dataclass(options)):
+        raise UsageError(f"system {getattr(cls, 'name', '') or cls.__qualname__}: Options must be a dataclass "
+                         "(fields made with evalkit.stages.option)")
+    return dataclasses.fields(options)
 
-    name: ClassVar[str]
+
+class System:
+    """Base class of registered systems (see :mod:`evalkit.registry`).
+
+    ``name`` is the registry name (default: the entry-point name; an instance of
+    a class without one is named after its class); ``kind`` comes from the base
+    class (:class:`Retriever`, :class:`Reranker`, :class:`Labeler`).
+    """
+
+    name: str = ""
     kind: ClassVar[str]  # "retriever", "reranker" or "labeler"
     description: ClassVar[str] = ""
     Options: ClassVar[type] = NoOptions
     learnable: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
-        known = {f.name for f in dataclasses.fields(self.Options)}
+        if not self.name:
+            self.name = type(self).__name__
+        known = {f.name for f in option_fields(type(self))}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise UsageError(
-                f"unknown option {unknown[0]!r} for system {getattr(self, 'name', type(self).__qualname__)} (known: {', '.join(sorted(known)) or 'none'})"
-            )
+            raise UsageError(f"unknown option {unknown[0]!r} for system {self.name} (known: {', '.join(sorted(known)) or 'none'})")
         self.options = self.Options(**options)
 
     def __repr__(self) -> str:
@@ -100,53 +122,85 @@ class System:
         try:
             return cls(**options)
         except TypeError as exc:
-            raise InputError(str(path), f"options do not fit system {getattr(cls, 'name', cls.__name__)!r} ({exc})") from None
+            raise InputError(str(path), f"options do not fit system {cls.name or cls.__name__!r} ({exc})") from None
 
 
 class Retriever(System):
+    """A retriever implements :meth:`retrieve`: the corpus and queries in, each query's top ``k`` as a scored run out."""
+
     kind = "retriever"
 
-    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:
+        """``{query: {doc: score}}`` for each query's best ``k`` documents (higher is better). Plugins implement this."""
+        raise UsageError(f"retriever {self.name!r} does not implement retrieve(corpus, queries, k)")
 
 
 class Reranker(System):
     """A reranker implements the model, the base class the plumbing (after the ``rerankers`` library).
 
-    A plugin implements :meth:`score` (``score(query, texts) -> one float per
-    text``), or :meth:`score_pairs` to batch across queries. :meth:`rerank`
-    owns the rest: the fields check, each query's top ``depth`` candidates by
-    the ranking rule, document texts, the model call, and the merge (the
-    re-scored top ``depth`` above the rest of the ranking, kept in order).
-    Listwise or composite rerankers (RankGPT, the ensemble) override
-    :meth:`rerank` itself.
+    A plugin implements ONE of the model hooks, from simplest to most general:
+
+    * :meth:`score` -- ``score(query, texts) -> one float per text`` (pointwise:
+      a text's score must not depend on the other texts in the list);
+    * :meth:`score_pairs` -- ``(queries[i], texts[i])`` pairs across queries, to
+      batch them (its default calls :meth:`score` once per query);
+    * :meth:`score_lists` -- listwise (RankGPT) or composite (the ensemble):
+      new scores for each query's whole candidate list.
+
+    :meth:`rerank` owns the rest: the fields check, each query's top ``depth``
+    candidates by the ranking rule (``depth``: the call's, else the system's
+    ``depth`` option, else :attr:`default_depth`), the document texts, the one
+    model call (:meth:`score_pairs` through :attr:`engine`, which a distributed
+    engine replaces), the checks of the scores, and the merge: the re-scored top
+    above the rest of the ranking, kept in order (ties by doc id descending).
     """
 
     kind = "reranker"
     default_depth: ClassVar[int] = DEFAULT_RERANK_DEPTH
     default_fields: ClassVar[tuple[str, ...]] = ("title", "text")
+    engine: Any = None  # set by the pipeline; None: score in this process
 
+    # ----------------------------------------------------------------- model hooks
     def score(self, query: str, texts: list[str]) -> list[float]:
         """The model: one relevance score per text (higher is better). Plugins implement this."""
-        raise UsageError(f"reranker {getattr(self, 'name', type(self).__name__)!r} implements neither score(query, texts) "
-                         "nor score_pairs(queries, texts)")
+        raise UsageError(f"reranker {self.name!r} implements neither score(query, texts) nor score_pairs(queries, texts)")
 
     def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> list[float]:
         """Scores of ``(queries[i], texts[i])`` in input order: the ONE place model calls go through
-        (an engine may distribute exactly this call). Default: :meth:`score` once per query, in order."""
+        (an engine may distribute exactly this call). Default: :meth:`score` once per run of equal queries."""
+        from tqdm.auto import tqdm
+
         scores: list[float] = [0.0] * len(texts)
-        start = 0
-        while start < len(queries):
-            end = start
-            while end < len(queries) and queries[end] == queries[start]:
-                end += 1
-            values = list(self.score(queries[start], list(texts[start:end])))
-            if len(values) != end - start:
-                raise UsageError(f"reranker {self.name!r}: score() returned {len(values)} scores for {end - start} texts")
-            scores[start:end] = values
-            start = end
+        show = bool(getattr(self.options, "show_progress", True)) and len(texts) > 0  # on a terminal only
+        with tqdm(total=len(texts), desc=f"{self.name} rerank", unit="pair", disable=None if show else True, leave=False) as bar:
+            start = 0
+            while start < len(queries):
+                end = start
+                while end < len(queries) and queries[end] == queries[start]:
+                    end += 1
+                values = list(self.score(queries[start], list(texts[start:end])))
+                if len(values) != end - start:
+                    raise UsageError(f"reranker {self.name!r}: score() returned {len(values)} scores for {end - start} texts")
+                scores[start:end] = values
+                bar.update(end - start)
+                start = end
         return scores
 
+    def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
+        """``{query: {doc: new score}}`` for every candidate. Default: pointwise, all pairs in one
+        :meth:`score_pairs` call through :attr:`engine`. Listwise and composite rerankers override this."""
+        from evalkit.engine import LOCAL
+
+        keys = candidates.pairs()
+        scores = (self.engine or LOCAL).score_pairs(self, [candidates.queries[q] for q, _ in keys], [candidates.text(d) for _, d in keys])
+        if len(scores) != len(keys):
+            raise UsageError(f"reranker {self.name!r}: {len(scores)} scores for {len(keys)} pairs")
+        reranked: dict[str, dict[str, float]] = {q: {} for q in candidates.docs}
+        for (q, d), value in zip(keys, scores):
+            reranked[q][d] = float(value)
+        return reranked
+
+    # ----------------------------------------------------------------- engine hints
     def pair_order(self, queries: Sequence[str], texts: Sequence[str]) -> list[int]:
         """The order :meth:`score_pairs` processes pairs in (an engine keeps it; e.g. by length): default as given."""
         return list(range(len(texts)))
@@ -159,127 +213,102 @@ class Reranker(System):
         """What besides the options decides the scores (trained weights): part of engine checkpoint keys."""
         return ""
 
-    engine: Any = None  # set by the pipeline; None: score in this process
-
+    # ----------------------------------------------------------------- plumbing
     def text_fields(self) -> tuple[str, ...]:
         return tuple(getattr(self.options, "fields", None) or self.default_fields)
 
-    def rerank_depth(self, depth: int | None) -> int:
-        return int(depth or getattr(self.options, "depth", None) or self.default_depth)
+    def rerank_depth(self, depth: int | None = None) -> int:
+        """``depth``, else the system's ``depth`` option, else :attr:`default_depth`."""
+        return stage_depth(self, depth)
+
+    def run_name(self, run: Run) -> str:
+        """The name of the reranked run (default: the system's name)."""
+        return self.name
 
     def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
-        """``run`` with each query's top ``depth`` re-scored by :meth:`score_pairs`, the rest kept below in order."""
+        """``run`` with each query's top ``depth`` re-scored by the model, the rest kept below in order."""
         depth = self.rerank_depth(depth)
-        fields = self.text_fields()
-        check_fields(corpus, fields)
-        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
-        text, qtext = doc_text_lookup(corpus, fields), queries.as_dict()
-        keys = [(q, d) for q, docs in candidates.items() for d in docs]
-        from evalkit.engine import LOCAL
-
-        scores = (self.engine or LOCAL).score_pairs(self, [qtext[q] for q, _ in keys], [text(d) for _, d in keys])
-        if len(scores) != len(keys):
-            raise UsageError(f"reranker {self.name!r}: {len(scores)} scores for {len(keys)} pairs")
-        reranked: dict[str, dict[str, float]] = {q: {} for q in candidates}
-        for (q, d), value in zip(keys, scores):
-            value = float(value)
-            if not math.isfinite(value):
-                raise UsageError(f"reranker {self.name!r}: score {value} for query {q!r}, document {d!r} is not finite")
-            reranked[q][d] = value
-        return merge_reranked(run, reranked, depth).with_name(self.name)
+        candidates = Candidates.of(corpus, queries, run, depth, self.text_fields(), self.name)
+        reranked = self.score_lists(candidates)
+        for q, docs in candidates.docs.items():
+            got = reranked.get(q, {})
+            missing = next((d for d in docs if d not in got), None)
+            if missing is not None or len(got) != len(docs):
+                what = f"no score for document {missing!r}" if missing is not None else "scores for documents that are not candidates"
+                raise UsageError(f"reranker {self.name!r}: {what} of query {q!r}")
+            bad = next((d for d, value in got.items() if not math.isfinite(value)), None)
+            if bad is not None:
+                raise UsageError(f"reranker {self.name!r}: score {got[bad]} for query {q!r}, document {bad!r} is not finite")
+        return merge_reranked(run, reranked, depth).with_name(self.run_name(run))
 
 
 class Labeler(System):
-    """A labeler implements the model (:meth:`label_pairs`), the base class the plumbing (:meth:`label`).
+    """A labeler implements the model, the base class the plumbing (:meth:`label`).
 
-    ``label_pairs(claims, texts, query_ids)`` returns one label per pair
-    (Supports / Refutes / Not Enough Information); :meth:`label` owns the
-    fields check, each query's top ``depth`` by the ranking rule, the texts,
-    and writing the labels onto the run.
+    A plugin implements :meth:`label_claim` (``label_claim(claim, texts) -> one
+    label per text``), or :meth:`label_pairs` to batch across claims. Labels are
+    Supports / Refutes / Not Enough Information (any spelling
+    :func:`evalkit.labels.normalize_label` knows). :meth:`label` owns the fields
+    check, each query's top ``depth`` by the ranking rule (default
+    :attr:`default_depth`, 10), the texts, and writing the labels onto the run
+    (the ranking unchanged).
     """
 
     kind = "labeler"
     default_depth: ClassVar[int] = DEFAULT_LABEL_DEPTH
     default_fields: ClassVar[tuple[str, ...]] = ("title", "text")
 
+    def label_claim(self, claim: str, texts: list[str]) -> list[str]:
+        """The model: one label per text (evidence about ``claim``). Plugins implement this."""
+        raise UsageError(f"labeler {self.name!r} does not implement label_pairs(claims, texts, query_ids) or label_claim(claim, texts)")
+
     def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
-        """The model: one label per (claim, text) pair, in input order. Plugins implement this."""
-        raise UsageError(f"labeler {getattr(self, 'name', type(self).__name__)!r} does not implement label_pairs(claims, texts, query_ids)")
+        """One label per (claim, text) pair, in input order (pairs come grouped by query, best first).
+        Default: :meth:`label_claim` once per query."""
+        from tqdm.auto import tqdm
+
+        labels: list[str] = []
+        with tqdm(total=len(texts), desc=f"{self.name} label", unit="pair", disable=None if texts else True, leave=False) as bar:
+            start = 0
+            while start < len(query_ids):
+                end = start
+                while end < len(query_ids) and query_ids[end] == query_ids[start]:
+                    end += 1
+                values = list(self.label_claim(claims[start], list(texts[start:end])))
+                if len(values) != end - start:
+                    raise UsageError(f"labeler {self.name!r}: label_claim() returned {len(values)} labels for {end - start} texts")
+                labels.extend(values)
+                bar.update(end - start)
+                start = end
+        return labels
 
     def text_fields(self) -> tuple[str, ...]:
         return tuple(getattr(self.options, "fields", None) or self.default_fields)
 
     def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
         """``run`` with a label on each query's top ``depth`` documents (the ranking unchanged)."""
-        depth = int(depth or getattr(self.options, "depth", None) or self.default_depth)
-        fields = self.text_fields()
-        check_fields(corpus, fields)
-        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
-        claim, text = queries.as_dict(), doc_text_lookup(corpus, fields)
-        keys = [(q, d) for q, docs in candidates.items() for d in docs]
-        labels = self.label_pairs([claim[q] for q, _ in keys], [text(d) for _, d in keys], [q for q, _ in keys])
+        from evalkit.labels import LABELS, normalize_label
+
+        candidates = Candidates.of(corpus, queries, run, stage_depth(self, depth), self.text_fields(), self.name)
+        keys = candidates.pairs()
+        labels = self.label_pairs([candidates.queries[q] for q, _ in keys], [candidates.text(d) for _, d in keys], [q for q, _ in keys])
         if len(labels) != len(keys):
             raise UsageError(f"labeler {self.name!r}: {len(labels)} labels for {len(keys)} pairs")
-        return labelled_run(run, candidates, labels, f"{run.name}+{self.name}")
+        canonical = [normalize_label(label) if isinstance(label, str) else None for label in labels]
+        bad = next((i for i, label in enumerate(canonical) if label is None), None)
+        if bad is not None:
+            raise UsageError(f"labeler {self.name!r}: label {labels[bad]!r} for query {keys[bad][0]!r}, document {keys[bad][1]!r} "
+                             f"is not one of {', '.join(LABELS)}")
+        return labelled_run(run, candidates.docs, canonical, f"{run.name}+{self.name}")  # type: ignore[arg-type]
 
 
 STAGE_KINDS = ("retriever", "reranker", "labeler")
 
 
-def rerank_candidates(queries: Queries, run: Run, depth: int, corpus: Corpus, who: str) -> dict[str, list[str]]:
-    """The top ``depth`` documents of each query of ``run`` (ranking rule order), for queries in ``queries``.
-
-    A document the corpus lacks means the run belongs to another corpus: a
-    :class:`UsageError` naming ``who`` (the system), not an empty text.
-    """
-    if depth <= 0:
-        raise UsageError(f"{who}: depth must be positive (got {depth})")
-    lists = run.to_lists(depth)
-    candidates = {q: lists.get(q, []) for q in queries.ids}
-    known = corpus.position()
-    missing = next((d for docs in candidates.values() for d in docs if d not in known), None)
-    if missing is not None:
-        raise UsageError(f"{who}: document {missing!r} of run {run.name} is not in the corpus (wrong corpus?)")
-    return candidates
-
-
-def doc_text_lookup(corpus: Corpus, fields: Sequence[str]):
-    """``doc id -> text of the chosen fields`` (KeyError-free: unknown ids give '')."""
-    position = corpus.position()
-
-    def text(doc: str) -> str:
-        index = position.get(doc)
-        return "" if index is None else corpus.text(index, fields)
-
-    return text
-
-
-def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:
-    if not any(f in corpus.fields for f in fields):
-        raise UsageError(f"none of the fields {list(fields)} is in the corpus (it has: {', '.join(corpus.field_names)})")
-
-
-def labelled_run(run: Run, candidates: Mapping[str, Sequence[str]], labels: Sequence[str], name: str) -> Run:
-    """The top-``depth`` rows of ``run`` (``candidates``, their scores kept) with one label each."""
-    scores = run.to_scores()
-    qids = [q for q, docs in candidates.items() for _ in docs]
-    docs = [d for ranked in candidates.values() for d in ranked]
-    values = [scores[q][d] for q, d in zip(qids, docs)]
-    return Run.from_rows(qids, docs, values, labels=list(labels), name=name)
-
-
-def merge_reranked(run: Run, reranked: dict[str, dict[str, float]], depth: int) -> Run:
-    """New scored run: re-scored top ``depth`` first, the rest of ``run`` below it in its old order."""
-    lists = run.to_lists()
-    scores: dict[str, dict[str, float]] = {}
-    for query, ranked in lists.items():
-        top = reranked.get(query)
-        if top is None:
-            continue
-        rest = [d for d in ranked[depth:] if d not in top]
-        floor = min(top.values(), default=0.0)
-        ordered = dict(sorted(top.items(), key=lambda kv: -kv[1]))
-        for offset, doc in enumerate(rest, start=1):
-            ordered[doc] = floor - offset
-        scores[query] = ordered
-    return Run.from_scores(scores, name=run.name)
+def stage_depth(system: System, depth: int | None) -> int:
+    """A reranker's or labeler's depth: the call's, else its ``depth`` option, else its class's ``default_depth``."""
+    if depth is None:
+        depth = getattr(system.options, "depth", None)
+    if depth is None:
+        depth = getattr(system, "default_depth", DEFAULT_RERANK_DEPTH)
+    return int(depth)
