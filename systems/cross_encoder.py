@@ -12,29 +12,31 @@ The model is a sentence-transformers ``CrossEncoder`` loaded by hub name or
 local path; a plain BERT folder (or a sentence-transformers bi-encoder) gets a
 fresh one-logit scoring head (option ``head_lr`` trains it faster than the
 encoder: on a bi-encoder checkpoint, whose pooler output is near-silent, the
-logits otherwise stay at the class prior for a few hundred steps). :meth:`CrossEncoderReranker.rerank` re-scores
-the top ``depth`` documents of a run (:func:`evalkit.stages.rerank_candidates`)
-and keeps the rest below them (:func:`evalkit.stages.merge_reranked`).
+logits otherwise stay at the class prior for a few hundred steps).
 
-The loading and scoring helpers here (:func:`load_cross_encoder`,
-:func:`score_pairs`, :func:`rerank_run`) are shared with the BGE reranker
-ensemble (:mod:`evalkit.systems.reranker_ensemble`).
+The system implements the model only (:meth:`CrossEncoderReranker.score_pairs`,
+all pairs batched by length); :meth:`evalkit.stages.Reranker.rerank` owns
+the rest: the top ``depth`` candidates (default 10, the class's
+``default_depth``), texts, and the merge that keeps the rest of the run below.
+The loading and scoring helpers (:func:`load_cross_encoder`, :func:`score_pairs`)
+are used by the BGE reranker ensemble through this system class.
 """
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, ClassVar, Sequence
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.systems._models.modelio import autocast, autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
 from evalkit.registry import register_system
-from evalkit.stages import Reranker, check_fields, doc_text_lookup, merge_reranked, option, rerank_candidates  # noqa: F401 (re-exported)
+from evalkit.stages import Reranker, check_fields, option
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
 MODEL_SUBFOLDER = "model"
+DEFAULT_DEPTH = 10  # AIRwaves re-scored the first stage's top 10 (the class's default_depth and the depth option's default)
 
 
 # --------------------------------------------------------------------- shared helpers
@@ -108,47 +110,12 @@ def score_pairs(
     return scores
 
 
-def rerank_run(
-    load_model: Callable[[], Any],
-    corpus: Corpus,
-    queries: Queries,
-    run: Run,
-    depth: int,
-    *,
-    fields: Sequence[str],
-    max_length: int,
-    batch_size: int,
-    precision: str = "auto",
-    show_progress: bool = True,
-    name: str | None = None,
-) -> Run:
-    """``run`` with its top ``depth`` per query re-scored by the model, the rest kept below in order.
-
-    ``load_model`` is called only after the candidates are checked, so a run
-    from another corpus is refused before a model is loaded.
-    """
-    check_fields(corpus, fields)
-    candidates = rerank_candidates(queries, run, depth, corpus, name or "cross-encoder")
-    text = doc_text_lookup(corpus, fields)
-    qtext = queries.as_dict()
-    keys = [(q, d) for q, docs in candidates.items() for d in docs]
-    scores = score_pairs(
-        load_model(), [(qtext[q], text(d)) for q, d in keys], max_length=max_length, batch_size=batch_size,
-        precision=precision, show_progress=show_progress, desc=f"rerank top {depth}",
-    )
-    reranked: dict[str, dict[str, float]] = {q: {} for q in candidates}
-    for (q, d), s in zip(keys, scores):
-        reranked[q][d] = s
-    merged = merge_reranked(run, reranked, depth)
-    return merged.with_name(name) if name else merged
-
-
 # --------------------------------------------------------------------- the system
 @dataclasses.dataclass
 class CrossEncoderOptions:
     model: str = option(DEFAULT_MODEL, "hub name or local folder of the backbone / trained cross-encoder")
     fields: list[str] = option(["title", "text"], "document fields joined as the document text")
-    depth: int = option(10, "rerank the top DEPTH documents of the input run (the rest stays below)")
+    depth: int = option(DEFAULT_DEPTH, "rerank the top DEPTH documents of the input run (the rest stays below)")
     max_length: int = option(512, "maximum tokens of query + document (longest first truncated)")
     batch_size: int = option(16, "training batch size (pairs)")
     eval_batch_size: int = option(32, "scoring batch size (pairs)")
@@ -174,6 +141,7 @@ class CrossEncoderReranker(Reranker):
     description = "cross-encoder reranker (SciBERT by default), fine-tuned with BCE on mined negatives"
     Options = CrossEncoderOptions
     learnable = True
+    default_depth: ClassVar[int] = DEFAULT_DEPTH
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -17,23 +17,25 @@ order is fused with the input run (a cross-encoder run) by
 
     score(d) = alpha * CE_norm(d) + (1 - alpha) * LLM_norm(d),  LLM_norm(d) = 1 - (rank(d) - 1) / (N - 1)
 
-Documents below ``depth`` keep their order below (:func:`evalkit.stages.merge_reranked`).
-Every LLM answer is cached (:mod:`evalkit.systems._models.llm`), so a rerun costs nothing.
+The system implements the listwise hook (:meth:`RankGPT.score_lists`); the
+base class :class:`evalkit.stages.Reranker` owns the rest: the top ``depth``
+candidates (default 100), texts, and the merge that keeps the documents below
+``depth`` in their order. Every LLM answer is cached
+(:mod:`evalkit.systems._models.llm`), so a rerun costs nothing.
 """
 from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any
+from typing import Any, Callable, Mapping
 
-from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.systems._models.llm import LLMOptions, LLMSystem
 from evalkit.registry import register_system
-from evalkit.stages import check_fields, doc_text_lookup, Reranker, merge_reranked, option, rerank_candidates
+from evalkit.stages import Candidates, Reranker, option
+from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words
 
-from .rankgpt_prompts import default_answer_tokens, parse_permutation, permutation_prompt, truncate_words
+from .rankgpt_prompts import default_answer_tokens, parse_permutation, permutation_prompt
 
 PROMPTS = ("zero-shot", "few-shot")
 
@@ -96,10 +98,9 @@ class RankGPT(LLMSystem, Reranker):
                                   few_shot=o.prompt == "few-shot", evidentiary=o.evidentiary,
                                   single_turn=o.single_turn)
 
-    def permute(self, queries: Queries, candidates: dict[str, list[str]], text) -> dict[str, list[str]]:
+    def permute(self, qtext: Mapping[str, str], candidates: Mapping[str, list[str]], text: Callable[[str], str]) -> dict[str, list[str]]:
         """Each query's candidates in the LLM's order (windows bottom to top, queries batched per round)."""
         o = self.options
-        qtext = queries.as_dict()
         orders = {q: list(docs) for q, docs in candidates.items()}
         spans = {q: window_spans(len(docs), o.window, o.step) for q, docs in orders.items()}
         rounds = max((len(s) for s in spans.values()), default=0)
@@ -120,19 +121,19 @@ class RankGPT(LLMSystem, Reranker):
                 self.stats["unparsed"] += named == 0
         return orders
 
-    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int = 100) -> Run:
-        check_fields(corpus, self.options.fields)
-        candidates = rerank_candidates(queries, run, depth, corpus, self.name)
-        orders = self.permute(queries, candidates, doc_text_lookup(corpus, self.options.fields))
+    def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
+        """The listwise hook: ``depth - position`` in the LLM's order, or its alpha fusion with the input run."""
+        orders = self.permute(candidates.queries, candidates.docs, candidates.text)
         if self.stats.get("unparsed"):
             print(f"rankgpt: {self.stats['unparsed']} of {self.stats['prompts']} answers named no passage "
                   "(input order kept there)", file=sys.stderr)
         if self.options.fuse_alpha is None:
-            reranked = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in orders.items()}
-        else:
-            from evalkit.fusion import alpha_fusion
+            return {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in orders.items()}
+        from evalkit.fusion import alpha_fusion
 
-            fused = alpha_fusion(run, Run.from_lists(orders), self.options.fuse_alpha, depth=depth)
-            scores = fused.to_scores()
-            reranked = {q: scores.get(q, {}) for q in orders}
-        return merge_reranked(run, reranked, depth).with_name(f"{run.name}+rankgpt")
+        fused = alpha_fusion(candidates.run, Run.from_lists(orders), self.options.fuse_alpha, depth=candidates.depth)
+        scores = fused.to_scores()
+        return {q: scores.get(q, {}) for q in orders}
+
+    def run_name(self, run: Run) -> str:
+        return f"{run.name}+rankgpt"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from evalkit.systems._models.llm import truncate_words  # noqa: F401 (re-exported: prompt budgets)
+
 SYSTEM = "You are RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query."
 EVIDENTIARY_SYSTEM = ("You are RankGPT, an intelligent assistant that can rank scientific passages by how much evidence "
                       "they give about a claim.")
@@ -26,12 +28,6 @@ FEW_SHOT = (
      "Vitamin D is made in the skin under sunlight."],
     "[2] > [3] > [1]",
 )
-
-
-def truncate_words(text: str, budget: int) -> str:
-    """The first ``budget`` whitespace-separated words of ``text`` (all when ``budget <= 0``)."""
-    words = text.split()
-    return " ".join(words if budget <= 0 else words[:budget])
 
 
 def _example(query: str, passages: Sequence[str], answer: str, criterion: str) -> list[dict[str, str]]:

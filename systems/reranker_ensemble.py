@@ -10,34 +10,36 @@ batch size, learning rate, seed). At rerank time every member re-scores the top
 ``depth`` of the input run and the member runs are fused with reciprocal rank
 fusion, ``RRF(d) = sum_m 1 / (k + rank_m(d))`` (Cormack et al., SIGIR 2009),
 through :func:`evalkit.fusion.fuse`; the rest of the input run stays below.
+The ensemble is a composite reranker: it implements the listwise hook
+(:meth:`RerankerEnsemble.score_lists`: every member scores the candidates
+through its own model call, then RRF) and the base class owns the rest.
 
 Configurations (option ``configs``) are a list whose items are either tables
 (TOML ``[[configs]]`` / dicts) or compact strings of ``key=value`` pairs joined
 by ``;`` -- ``"model=BAAI/bge-reranker-large;margin=1;batch_size=16;lr=2e-5;seed=42"``
 (a string without ``=`` is a model name). Missing keys take the ensemble's
 ``margin``, ``batch_size``, ``lr`` and ``seed`` options. With no ``configs``,
-there is one configuration per entry of ``models``. Loading, scoring and
-training reuse :mod:`evalkit.systems.cross_encoder` and
-:mod:`evalkit.systems.cross_encoder_training`.
+there is one configuration per entry of ``models``. The members are
+:class:`~evalkit.systems.cross_encoder.CrossEncoderReranker` systems (their
+training in :mod:`evalkit.systems.cross_encoder_training`).
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any, Mapping
-
-from evalkit.stages import check_fields
-from evalkit.systems.cross_encoder import CrossEncoderReranker, rerank_run
+from typing import Any, ClassVar, Mapping
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.registry import register_system
-from evalkit.stages import Reranker, merge_reranked, option
+from evalkit.stages import Candidates, Reranker, check_fields, merge_reranked, option
+from evalkit.systems._models.modelio import device_option, precision_option
+from evalkit.systems.cross_encoder import CrossEncoderReranker
 
 DEFAULT_MODELS = ["BAAI/bge-reranker-large", "BAAI/bge-reranker-v2-m3"]
+DEFAULT_DEPTH = 10  # the class's default_depth and the depth option's default
 CONFIG_KEYS = {"model": str, "margin": float, "batch_size": int, "lr": float, "seed": int}
 
 
@@ -68,7 +70,7 @@ class EnsembleOptions:
     pool_depth: int = option(1000, "BM25 candidates per training query (the hard-negative pool)")
     hard_pool: int = option(500, "hard negatives are drawn from the top HARD_POOL non-relevant of the pool")
     pool_rerank: bool = option(True, "re-rank the pool with the base model before taking its top (off: BM25 order)")
-    depth: int = option(10, "rerank the top DEPTH documents of the input run")
+    depth: int = option(DEFAULT_DEPTH, "rerank the top DEPTH documents of the input run")
     rrf_k: int = option(60, "RRF constant k in 1 / (k + rank)")
     fields: list[str] = option(["title", "text"], "document fields joined as the document text")
     max_length: int = option(512, "maximum tokens of query + document")
@@ -110,6 +112,11 @@ def parse_config(item: Any, defaults: EnsembleOptions) -> MemberConfig:
     return MemberConfig(**typed)
 
 
+def rerank_run(member: CrossEncoderReranker, corpus: Corpus, queries: Queries, run: Run, depth: int) -> Run:
+    """``run`` re-ranked to ``depth`` by ``member``'s (base) model: the hard-negative pool of training."""
+    return member.rerank(corpus, queries, run, depth)
+
+
 @register_system
 class RerankerEnsemble(Reranker):
     """Cross-encoders fine-tuned with a margin ranking loss, fused by RRF (Ant Bridge, ClimateCheck 2025)."""
@@ -118,6 +125,7 @@ class RerankerEnsemble(Reranker):
     description = "ensemble of margin-loss fine-tuned cross-encoders (BGE rerankers by default), fused by RRF"
     Options = EnsembleOptions
     learnable = True
+    default_depth: ClassVar[int] = DEFAULT_DEPTH
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -166,10 +174,7 @@ class RerankerEnsemble(Reranker):
             if config.model not in hard_pools:
                 ranked = pool
                 if o.pool_rerank and o.hard_negatives > 0:
-                    ranked = rerank_run(
-                        lambda: member.model, corpus, train_queries, pool, o.pool_depth, fields=o.fields, max_length=o.max_length,
-                        batch_size=o.eval_batch_size, precision=o.precision, show_progress=o.show_progress,
-                    )
+                    ranked = rerank_run(member, corpus, train_queries, pool, o.pool_depth)
                 hard_pools[config.model] = negative_pools(ranked, positives, o.hard_pool)
             items = triplets(corpus, positives, hard_pools[config.model], o.hard_negatives, o.random_negatives, config.seed)
             train_triplets(member.model, items, corpus, train_queries, member.options, config.margin)
@@ -191,25 +196,32 @@ class RerankerEnsemble(Reranker):
 
     def member_runs(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> list[Run]:
         """Each member's rerank of the top ``depth`` of ``run`` (named ``member-i``)."""
-        depth = depth or self.options.depth
+        depth = self.rerank_depth(depth)
         for member in self.active_members():
             member.engine = self.engine
         return [m.rerank(corpus, queries, run, depth).with_name(f"member-{i}") for i, m in enumerate(self.active_members())]
 
-    def fuse_members(self, run: Run, member_runs: list[Run], depth: int | None = None) -> Run:
-        """RRF of the members' top ``depth`` (:func:`evalkit.fusion.fuse`), the rest of ``run`` below."""
+    def fused_scores(self, member_runs: list[Run], depth: int) -> dict[str, dict[str, float]]:
+        """``{query: {doc: score}}`` of the RRF of the members' top ``depth`` (:func:`evalkit.fusion.fuse`)."""
         from evalkit.fusion import fuse
 
-        depth = depth or self.options.depth
         if len(member_runs) == 1:
-            fused = member_runs[0]
-        else:
-            fused = fuse(member_runs, method="rrf", rrf_k=self.options.rrf_k, depth=depth, name=self.name)
-        return merge_reranked(run, fused.to_scores(depth), depth).with_name(self.name)
+            return member_runs[0].to_scores(depth)
+        return fuse(member_runs, method="rrf", rrf_k=self.options.rrf_k, depth=depth, name=self.name).to_scores(depth)
 
-    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
-        depth = depth or self.options.depth
-        return self.fuse_members(run, self.member_runs(corpus, queries, run, depth), depth)
+    def fuse_members(self, run: Run, member_runs: list[Run], depth: int | None = None) -> Run:
+        """RRF of the members' top ``depth``, the rest of ``run`` below (what :meth:`rerank` returns)."""
+        depth = self.rerank_depth(depth)
+        return merge_reranked(run, self.fused_scores(member_runs, depth), depth).with_name(self.name)
+
+    def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
+        """The listwise hook: each member scores the candidates (its model call, through the engine), then RRF."""
+        runs = []
+        for i, member in enumerate(self.active_members()):
+            member.engine = self.engine
+            runs.append(Run.from_scores(member.score_lists(candidates), name=f"member-{i}"))
+        fused = self.fused_scores(runs, candidates.depth)
+        return {q: fused.get(q, {}) for q in candidates.docs}
 
     # ----------------------------------------------------------------- persistence
     def config(self) -> dict[str, Any]:

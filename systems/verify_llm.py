@@ -24,7 +24,12 @@ NEI calibration (``min_nei_share``), after the ClimateCheck 2025 winner, who
 targeted a minimum proportion of NEI answers: the batched prompt says so
 ("at least P% of your labels should be NEI"), and for every strategy the
 labels are then forced to reach the share: the non-NEI pairs ranked lowest by
-the input run become NEI first (:func:`~evalkit.systems.verify_nli.enforce_nei_share`).
+the input run become NEI first (:func:`evalkit.labels.enforce_nei_share`).
+
+The system implements the model (:meth:`LLMVerifier.label_pairs`, all pairs at
+once so prompts of different claims go to the LLM together); the base class
+:class:`evalkit.stages.Labeler` owns the top ``depth`` (default 10), the texts
+and writing the labels onto the run.
 """
 from __future__ import annotations
 
@@ -34,14 +39,11 @@ import sys
 from typing import Any, Callable, Sequence
 
 from evalkit.errors import UsageError
-from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, normalize_label
-from evalkit.systems._models.llm import LLMOptions, LLMSystem
-from evalkit.systems._models.llm.cache import Messages
+from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, enforce_nei_share, normalize_label
 from evalkit.registry import register_system
 from evalkit.stages import Labeler, option
-
-from .rankgpt_prompts import truncate_words
-from evalkit.labels import enforce_nei_share
+from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words
+from evalkit.systems._models.llm.cache import Messages
 
 STRATEGIES = ("one-step", "two-step", "hybrid", "batched")
 SYSTEM = "You are a careful scientific fact-checker."

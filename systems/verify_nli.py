@@ -11,8 +11,9 @@ label add up). ``min_nei_share`` calibrates (:func:`enforce_nei_share`): the
 pairs with the least evidence probability ``P(Supports) + P(Refutes)`` become
 NEI until at least that share of labels is NEI.
 
-The helpers :func:`labelled_run` and :func:`enforce_nei_share` are shared with
-:mod:`evalkit.systems.verify_llm`.
+The system implements the model (:meth:`NLIVerifier.label_pairs`, all pairs
+batched by length); the base class :class:`evalkit.stages.Labeler` owns the
+top ``depth`` (default 10), the texts and writing the labels onto the run.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
 from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.registry import register_system
-from evalkit.stages import Labeler, labelled_run, option  # noqa: F401 (labelled_run re-exported)
+from evalkit.stages import Labeler, option
 
 
 DEFAULT_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"

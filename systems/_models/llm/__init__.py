@@ -168,6 +168,12 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def truncate_words(text: str, budget: int) -> str:
+    """The first ``budget`` whitespace-separated words of ``text`` (all when ``budget <= 0``): prompt budgets."""
+    words = text.split()
+    return " ".join(words if budget <= 0 else words[:budget])
+
+
 class LLMSystem:
     """Mixin for systems whose ``Options`` extend :class:`LLMOptions`: one backend, key kept out of configs."""
 
@@ -186,4 +192,4 @@ class LLMSystem:
 
 
 __all__ = ["AnswerCache", "BACKENDS", "LLMBackend", "LLMError", "LLMOptions", "LLMSystem", "backend_from_options",
-           "load_backend", "locate_model", "public_config"]
+           "load_backend", "locate_model", "public_config", "truncate_words"]
