@@ -314,3 +314,39 @@ def test_broken_plugin_names_its_package(tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "pip install --force-reinstall shiny-reranker" in done.stderr and "evalkit[systems]" not in done.stderr
+
+
+# ------------------------------------------------------------------ docs/plugins.md stays true
+def docs_block(marker: str) -> str:
+    """The fenced block right after ``<!-- plugins-test: MARKER -->`` in docs/plugins.md."""
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "docs" / "plugins.md").read_text()
+    match = re.search(rf"<!-- plugins-test: {re.escape(marker)} -->\n```\w*\n(.+?)\n```", text, re.S)
+    assert match, f"docs/plugins.md has no block marked {marker}"
+    return match.group(1)
+
+
+def test_docs_example_installs_and_runs_its_pipeline(tmp_path, monkeypatch, clean_registry):
+    import tomllib
+
+    project = tomllib.loads(docs_block("pyproject"))
+    entries = project["project"]["entry-points"]["evalkit.systems"]
+    site = tmp_path / "site"
+    (site / "overlap_systems").mkdir(parents=True)
+    (site / "overlap_systems" / "__init__.py").write_text(docs_block("package"))
+    dist_info(site, project["project"]["name"], "\n".join(f"{name} = {target}" for name, target in entries.items()))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "overlap_systems", raising=False)
+    registry.refresh()
+    assert [registry.get_system_class(name).name for name in entries] == ["overlap", "overlap-rerank", "overlap-verify"]
+    assert ("depth", "int", 20, "rerank the top DEPTH documents of the input run") in registry.describe_options(
+        registry.get_system_class("overlap-rerank"))
+    runs = Pipeline(parse_config(tomllib.loads(docs_block("pipeline")))).run(corpus(), queries())
+    assert runs["first"].to_lists() == {"q1": ["d3", "d2", "d5", "d4", "d1"]}
+    assert runs["rerank"].to_lists() == runs["first"].to_lists()
+    assert runs["verify"].to_lists() == runs["first"].to_lists()
+    assert list(runs["verify"].labels) == [SUPPORTS, SUPPORTS, NEI, NEI, NEI]
+    sys.modules.pop("overlap_systems", None)
