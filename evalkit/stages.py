@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
@@ -197,7 +198,7 @@ class Reranker(System):
             raise UsageError(f"reranker {self.name!r}: {len(scores)} scores for {len(keys)} pairs")
         reranked: dict[str, dict[str, float]] = {q: {} for q in candidates.docs}
         for (q, d), value in zip(keys, scores):
-            reranked[q][d] = float(value)
+            reranked[q][d] = float(value) if isinstance(value, numbers.Real) else value  # anything else: refused by rerank
         return reranked
 
     # ----------------------------------------------------------------- engine hints
@@ -236,9 +237,9 @@ class Reranker(System):
             if missing is not None or len(got) != len(docs):
                 what = f"no score for document {missing!r}" if missing is not None else "scores for documents that are not candidates"
                 raise UsageError(f"reranker {self.name!r}: {what} of query {q!r}")
-            bad = next((d for d, value in got.items() if not math.isfinite(value)), None)
+            bad = next((d for d, value in got.items() if not (isinstance(value, numbers.Real) and math.isfinite(value))), None)
             if bad is not None:
-                raise UsageError(f"reranker {self.name!r}: score {got[bad]} for query {q!r}, document {bad!r} is not finite")
+                raise UsageError(f"reranker {self.name!r}: score {got[bad]!r} for query {q!r}, document {bad!r} is not a finite number")
         return merge_reranked(run, reranked, depth).with_name(self.run_name(run))
 
 

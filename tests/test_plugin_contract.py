@@ -162,8 +162,14 @@ def test_wrong_scores_are_one_line():
 
     with pytest.raises(UsageError, match="returned 1 scores for 5 texts"):
         Broken().rerank(corpus(), queries(), first_stage(), depth=5)
-    with pytest.raises(UsageError, match="'Infinite': score inf .* is not finite"):
+    class Wordy(Reranker):
+        def score(self, query, texts):
+            return ["high"] * len(texts)
+
+    with pytest.raises(UsageError, match="'Infinite': score inf .* is not a finite number"):
         Infinite().rerank(corpus(), queries(), first_stage())
+    with pytest.raises(UsageError, match="'Wordy': score 'high' for query 'q1', document 'd4' is not a finite number"):
+        Wordy().rerank(corpus(), queries(), first_stage())
     with pytest.raises(UsageError, match="'Forgetful': no score for document 'd4' of query 'q1'"):
         Forgetful().rerank(corpus(), queries(), first_stage())
 
