@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from evalkit.data import Qrels, Run
@@ -191,6 +191,12 @@ def quiet_numba():
         warnings.filterwarnings("ignore", message=".*unsafe cast.*")
         warnings.filterwarnings("ignore", module="numba")
         warnings.filterwarnings("ignore", module="ranx")
+        try:
+            from numba.core.errors import NumbaTypeSafetyWarning
+        except ImportError:  # numba absent or moved: the filters above still apply
+            pass
+        else:
+            warnings.filterwarnings("ignore", category=NumbaTypeSafetyWarning)
         yield
 
 
@@ -260,9 +266,8 @@ def fuse(
     from evalkit import fusion_native
 
     if not chosen.supervised and fusion_native.supported(chosen.name, norm):
-        tables = [exact_rescale(r.to_scores(depth)) if norm else r.to_scores(depth) for r in runs]
-        table = fusion_native.fuse_native(tables, queries, chosen.name, norm, dict(args))
-        return snapped_run({q: table.get(q, {}) for q in queries}, name or chosen.name)
+        fused = fusion_native.fuse_native(runs, queries, chosen.name, norm, args, depth=depth, name=name or chosen.name)
+        return replace(fused, scores=snap_scores(fused.scores))
     with quiet_numba():
         from ranx import fuse as ranx_fuse
 
