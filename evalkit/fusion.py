@@ -1,8 +1,11 @@
 """Fusing ranked runs: ranx's methods and normalisations by name, and alpha fusion.
 
-* :func:`fuse` computes the common methods natively (:mod:`evalkit.fusion_native`,
-  ranx's semantics to 1e-12) and hands the others to ranx (imported lazily)
-  unchanged in order: every run goes through :meth:`~evalkit.data.Run.to_scores`, so scored
+* :func:`fuse` computes rrf, isr, log_isr, logn_isr, bordafuse, w_bordafuse and
+  the comb*/weighted score methods under every normalisation natively
+  (:mod:`evalkit.fusion_native`: numpy, milliseconds, ranx's values to 1e-12)
+  and hands condorcet, w_condorcet, rbc and the trained methods to ranx
+  (imported only then, numba's warnings silenced), the runs
+  unchanged in order: every run is read as :meth:`~evalkit.data.Run.to_scores` gives it, so scored
   runs keep their scores and list submissions are fused through their ranks
   (score ``D + 1 - rank``, ``D`` the run's depth). RRF (Cormack et al., SIGIR
   2009) scores ``sum_r 1 / (k + rank_r(d))`` with ``k`` configurable (default 60).
@@ -14,7 +17,9 @@
   with ranx's ``optimize_fusion``.
 
 Runs over different query sets are refused unless ``allow_partial`` (then the
-union is fused; a run contributes nothing to queries it does not answer).
+union is fused; a run contributes nothing to queries it does not answer,
+except under borda normalisation and (w_)bordafuse, where, as in ranx, it
+gives every candidate the share of an unretrieved document).
 
 Fused scores are rounded to 12 significant digits (:func:`snap_scores`): ranx
 adds the runs' contributions in input order, so two documents whose sums are
@@ -267,12 +272,28 @@ def fuse(
 
     if not chosen.supervised and fusion_native.supported(chosen.name, norm):
         fused = fusion_native.fuse_native(runs, queries, chosen.name, norm, args, depth=depth, name=name or chosen.name)
-        return replace(fused, scores=snap_scores(fused.scores))
-    with quiet_numba():
-        from ranx import fuse as ranx_fuse
+        result = replace(fused, scores=snap_scores(fused.scores))
+    else:
+        with quiet_numba():
+            from ranx import fuse as ranx_fuse
 
-        fused = ranx_fuse([to_ranx(r, queries, depth, norm) for r in runs], norm=norm, method=chosen.ranx_name, params=dict(args))
-    return from_ranx(fused, queries, name or chosen.name)
+            fused = ranx_fuse([to_ranx(r, queries, depth, norm) for r in runs], norm=norm, method=chosen.ranx_name, params=dict(args))
+        result = from_ranx(fused, queries, name or chosen.name)
+    return check_finite(result, chosen.name, norm)
+
+
+def check_finite(fused: Run, method: str, norm: str | None) -> Run:
+    """``fused``, unless a score overflowed float64 (inputs near 1e308 summed under ``--norm none``, say): one line."""
+    import numpy as np
+
+    bad = ~np.isfinite(fused.scores)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise UsageError(
+            f"fusion {method} under --norm {norm or 'none'} overflows float64 (query {fused.query_ids[fused.qidx[row]]}, "
+            f"document {fused.doc_ids[fused.didx[row]]}: {fused.scores[row]}); scores this large need a normalisation such as min-max"
+        )
+    return fused
 
 
 def check_optimizable(method: str) -> FusionMethod:

@@ -246,6 +246,10 @@ def test_cli_huge_scores_fuse_to_a_readable_run(tmp_path):
         scores = [float(line.split()[4]) for line in out.read_text().splitlines()]
         assert len(scores) == 3 and all(math.isfinite(s) for s in scores), (norm, scores)
         assert run_cli("score", out, "gold.qrels", cwd=tmp_path).returncode == 0
+    (tmp_path / "c.trec").write_text("q1 Q0 d1 1 1.7e308 c\nq1 Q0 d2 2 1 c\n")
+    done = run_cli("fuse", "a.trec", "c.trec", "--method", "combsum", "--norm", "none", "--out", "none.trec", cwd=tmp_path)
+    assert done.returncode == 2 and "overflows" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "none.trec").exists()  # 1e308 + 1.7e308 has no float64: refused, never written as inf
 
 
 @pytest.mark.parametrize("weights", ["nan,inf", "1,inf", "-inf,1"])
