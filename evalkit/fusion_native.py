@@ -11,8 +11,13 @@ run ``r`` and query: ``s`` its scores (list runs: ``D + 1 - rank``, as
 document's 0-based position under the ranking rule (score descending, ties by
 doc id descending), ``C`` the documents any run retrieved for the query.
 
-Normalisations (ranx.normalization; scores beyond 2^1000 are first scaled
-by an exact power of two per group, so ``max - min`` cannot overflow):
+Normalisations (ranx.normalization). A (run, query) group whose scores
+exceed 2^1000 (sum: 2^960, zmuv: 2^480) is first scaled by an exact power of
+two, so ``max - min``, sums and squares cannot overflow near 1e308; the
+result is unchanged (scale-invariant), smaller groups are left alone (the
+1e-9 floor is not). ranx's zmuv silently drops documents of a partial run
+(a division by zero on the missing query inside its parallel loop); here a
+missing query is simply absent:
 
 * ``min-max`` ``(s - min) / max(max - min, 1e-9)``; ``min-max-inverted``
   ``(max - s) / max(max - min, 1e-9)``, the run re-sorted by it;
