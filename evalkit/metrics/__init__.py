@@ -39,6 +39,7 @@ from evalkit.metrics import (  # noqa: E402  (register the built-in metrics)
     gmap,
     iprec,
     judged,
+    judged_share,
     ndcg,
     precision,
     r_precision,
