@@ -163,6 +163,64 @@ def test_real_compare_and_leaderboard_equal_pinned_values():
     _same(pinned, _json_round_trip(_rounded_free(real_snapshot())), "real")
 
 
+def test_native_statistics_equal_scipy_and_statsmodels_bit_for_bit():
+    """The numpy paths against the libraries they replace, on random MRR-like and continuous vectors."""
+    from scipy import stats
+    from statsmodels.stats.contingency_tables import mcnemar
+    from statsmodels.stats.multitest import multipletests
+
+    from evalkit.stats.bootstrap import bootstrap_ci
+    from evalkit.stats.correction import adjust
+    from evalkit.stats.effect_size import rank_biserial
+    from evalkit.stats.mcnemar import mcnemar_tests
+    from evalkit.stats.ranks import average_ranks
+    from evalkit.stats.ttest import paired_t_test
+    from evalkit.stats.wilcoxon import wilcoxon_test
+
+    rng = np.random.default_rng(99)
+    for trial in range(12):
+        n = int(rng.integers(51, 900))
+        a, b = _mrr_like(rng, n, 2) if trial % 2 else rng.normal(0.5, 0.2, size=(2, n)).round(trial % 4 + 1)
+        for zero_method in ("wilcox", "pratt", "zsplit"):
+            mine = wilcoxon_test(a, b, zero_method)
+            ref = stats.wilcoxon(a, b, zero_method=zero_method, correction=False, method="auto")
+            assert (mine.statistic, mine.p_value) == (float(ref.statistic), float(ref.pvalue))
+        t = stats.ttest_rel(a, b)
+        assert (paired_t_test(a, b).statistic, paired_t_test(a, b).p_value) == (float(t.statistic), float(t.pvalue))
+        assert average_ranks(np.abs(a - b))[0].tolist() == stats.rankdata(np.abs(a - b)).tolist()
+        assert -1 <= rank_biserial(a, b) <= 1
+        confidence = (0.9, 0.95, 0.99)[trial % 3]
+        for method in ("percentile", "basic"):
+            ref = stats.bootstrap((a - b,), np.mean, n_resamples=999, confidence_level=confidence, method=method,
+                                  rng=np.random.default_rng(trial), vectorized=True).confidence_interval
+            assert bootstrap_ci(a - b, 999, confidence, method, trial) == (float(ref.low), float(ref.high))
+        sa, sb = (a == a.max()).astype(float), (b == b.max()).astype(float)
+        exact, chi2 = mcnemar_tests(sa, sb)
+        table = [[exact.details["both"], exact.details["only_baseline"]], [exact.details["only_run"], exact.details["neither"]]]
+        if exact.details["only_baseline"] + exact.details["only_run"]:
+            assert exact.p_value == float(mcnemar(table, exact=True).pvalue)
+            assert chi2.p_value == float(mcnemar(table, exact=False, correction=True).pvalue)
+        p_values = rng.random(int(rng.integers(2, 8))) ** 3
+        for method in ("holm", "bonferroni"):
+            assert adjust(p_values, method) == multipletests(p_values, method=method)[1].tolist()
+
+
+def test_compare_imports_neither_scipy_stats_nor_statsmodels():
+    import subprocess
+
+    code = (
+        "import sys, numpy as np\n"
+        "from evalkit.comparison import CompareOptions, compare\n"
+        "from evalkit.stats.paired import PairedValues\n"
+        "m = np.random.default_rng(1).choice([0, 1, 0.5, 0.25], size=(3, 300))\n"
+        "v = PairedValues('m', ['a', 'b', 'c'], [str(i) for i in range(300)], m)\n"
+        "compare(v, 'a', CompareOptions(), PairedValues('s', ['a', 'b', 'c'], v.query_ids, (m == 1) * 1.0))\n"
+        "print(sorted(k for k in sys.modules if k.startswith(('scipy.stats', 'statsmodels', 'pandas'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         raise SystemExit("usage: python tests/test_stats_pinned.py --write   (regenerates the pinned values)")

@@ -1,4 +1,4 @@
-"""Multiple-comparison correction of p-values (statsmodels.stats.multitest.multipletests)."""
+"""Multiple-comparison correction of p-values (statsmodels.stats.multitest.multipletests' arithmetic, numpy only)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -24,7 +24,13 @@ def adjust(p_values: Sequence[float], method: str = "holm", alpha: float = 0.05)
     values = np.asarray(p_values, dtype=np.float64)
     if method == "none" or len(values) <= 1:
         return values.tolist()
-    from statsmodels.stats.multitest import multipletests
-
-    _, corrected, _, _ = multipletests(values, alpha=alpha, method=method)
-    return [float(v) for v in corrected]
+    order = np.argsort(values)  # multipletests: sort, correct, cap at 1, unsort
+    ordered = np.take(values, order)
+    if method == "bonferroni":
+        corrected = ordered * float(len(values))
+    else:
+        corrected = np.maximum.accumulate(ordered * np.arange(len(values), 0, -1))
+    corrected[corrected > 1] = 1
+    unsorted = np.empty_like(corrected)
+    unsorted[order] = corrected
+    return [float(v) for v in unsorted]

@@ -16,14 +16,14 @@ def rank_biserial(run: np.ndarray, baseline: np.ndarray, zero_method: str = "wil
     tendency (also returned when all differences are zero). Reference:
     Kerby (2014), Comprehensive Psychology 3, 11.IT.3.1.
     """
-    from scipy.stats import rankdata
+    from evalkit.stats.ranks import average_ranks
 
     d = np.asarray(run, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
     if zero_method == "wilcox":
         d = d[d != 0]
     if len(d) == 0 or not np.any(d != 0):
         return 0.0
-    ranks = rankdata(np.abs(d))
+    ranks = average_ranks(np.abs(d))[0]
     plus = float(ranks[d > 0].sum())
     minus = float(ranks[d < 0].sum())
     total = plus + minus

@@ -1,4 +1,4 @@
-"""McNemar's test on a binary per-query outcome (statsmodels)."""
+"""McNemar's test on a binary per-query outcome (statsmodels' formulas, without importing statsmodels)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,12 +30,14 @@ def mcnemar_tests(run: np.ndarray, baseline: np.ndarray) -> tuple[TestResult, Te
     Only the discordant queries matter: ``b`` = only the baseline correct,
     ``c`` = only the run correct. Exact: ``p = min(1, 2 * BinomCDF(min(b, c);
     b + c, 1/2))``. Chi-square: ``(|b - c| - 1)^2 / (b + c)`` on 1 df
-    (Edwards' correction). Both via
-    ``statsmodels.stats.contingency_tables.mcnemar``; with no discordant
-    query (``b + c = 0``, e.g. identical runs) both give ``p = 1``.
-    Reference: McNemar (1947), Psychometrika 12(2).
+    (Edwards' correction). Both as
+    ``statsmodels.stats.contingency_tables.mcnemar`` computes them (exact:
+    ``scipy.stats.binom.cdf``; chi-square: ``scipy.stats.chi2.sf``), through
+    the same scipy.special functions, without importing statsmodels (and
+    pandas) or scipy.stats; with no discordant query (``b + c = 0``, e.g.
+    identical runs) both give ``p = 1``. Reference: McNemar (1947), Psychometrika 12(2).
     """
-    from statsmodels.stats.contingency_tables import mcnemar
+    from evalkit.stats.distributions import binomial_half_cdf, chi2_sf
 
     table = contingency(run, baseline)
     b, c = int(table[0, 1]), int(table[1, 0])
@@ -45,9 +47,11 @@ def mcnemar_tests(run: np.ndarray, baseline: np.ndarray) -> tuple[TestResult, Te
             TestResult("mcnemar_exact", 0.0, 1.0, details),
             TestResult("mcnemar_chi2", 0.0, 1.0, details),
         )
-    exact = mcnemar(table, exact=True)
-    chi2 = mcnemar(table, exact=False, correction=True)
+    n1, n2 = float(b), float(c)
+    exact_statistic = min(n1, n2)
+    exact_p = min(binomial_half_cdf(exact_statistic, b + c) * 2, 1.0)
+    chi2_statistic = (abs(n1 - n2) - 1) ** 2 / (1.0 * (n1 + n2))
     return (
-        TestResult("mcnemar_exact", float(exact.statistic), float(exact.pvalue), details),
-        TestResult("mcnemar_chi2", float(chi2.statistic), float(chi2.pvalue), details),
+        TestResult("mcnemar_exact", exact_statistic, exact_p, details),
+        TestResult("mcnemar_chi2", chi2_statistic, chi2_sf(chi2_statistic, 1), details),
     )
