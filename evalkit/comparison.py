@@ -11,18 +11,18 @@ the comparisons (one family per test).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from evalkit.errors import UsageError
 from evalkit.stats import TestResult
-from evalkit.stats.bootstrap import CI_METHODS, bootstrap_ci
+from evalkit.stats.bootstrap import CI_METHODS, bootstrap_ci, bootstrap_cis
 from evalkit.stats.correction import CORRECTIONS, adjust
 from evalkit.stats.effect_size import rank_biserial, relative_improvement, win_tie_loss
 from evalkit.stats.mcnemar import check_binary, mcnemar_tests
 from evalkit.stats.paired import PairedValues
-from evalkit.stats.randomization import randomization_test
+from evalkit.stats.randomization import randomization_test, randomization_tests
 from evalkit.stats.ttest import paired_t_test
 from evalkit.stats.wilcoxon import ZERO_METHODS, wilcoxon_test
 
@@ -137,19 +137,30 @@ class Comparison:
         return list(self.pairs[0].tests) if self.pairs else []
 
 
-def compare_pair(
-    values: PairedValues, run: int, baseline: int, options: CompareOptions, binary: PairedValues | None = None
-) -> PairComparison:
-    """All statistics of run ``run`` against ``baseline`` (row indices of ``values``)."""
+def paired_rows(values: PairedValues, run: int, baseline: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values of ``run`` and ``baseline`` on their shared defined queries; none shared is a UsageError."""
     a, b, _ = values.pair(run, baseline)
     if len(a) == 0:
         raise UsageError(f"{values.names[run]} and {values.names[baseline]} share no query with a defined {values.metric}")
+    return a, b
+
+
+def compare_pair(
+    values: PairedValues, run: int, baseline: int, options: CompareOptions, binary: PairedValues | None = None,
+    ci: tuple[float, float] | None = None, randomization: TestResult | None = None,
+) -> PairComparison:
+    """All statistics of run ``run`` against ``baseline`` (row indices of ``values``).
+
+    ``ci`` and ``randomization``, when given, are this pair's bootstrap CI and
+    randomization test already computed for all pairs at once by :func:`compare`.
+    """
+    a, b = paired_rows(values, run, baseline)
     mean_a, mean_b = float(a.mean()), float(b.mean())
     wins, ties, losses = win_tie_loss(a, b)
     tests = {
         "wilcoxon": wilcoxon_test(a, b, options.zero_method),
         "ttest": paired_t_test(a, b),
-        "randomization": randomization_test(a, b, options.permutations, options.seed),
+        "randomization": randomization or randomization_test(a, b, options.permutations, options.seed),
     }
     if binary is not None:
         ba, bb, _ = binary.pair(run, baseline)
@@ -164,7 +175,7 @@ def compare_pair(
         mean_baseline=mean_b,
         difference=mean_a - mean_b,
         relative=relative_improvement(mean_a, mean_b),
-        ci=bootstrap_ci(a - b, options.bootstrap, options.confidence, options.ci_method, options.seed),
+        ci=ci or bootstrap_ci(a - b, options.bootstrap, options.confidence, options.ci_method, options.seed),
         wins=wins,
         ties=ties,
         losses=losses,
@@ -195,12 +206,16 @@ def compare(
         raise UsageError(f"baseline {baseline!r} is not one of the runs ({', '.join(values.names)})")
     base = values.index(baseline)
     others = [i for i in range(len(values.names)) if i != base]
-    iterator = others
+    rows = [paired_rows(values, i, base) for i in others]
+    # the resampling statistics of all pairs at once: one set of random draws, shared (the same draws per pair as before)
+    cis = bootstrap_cis([a - b for a, b in rows], options.bootstrap, options.confidence, options.ci_method, options.seed)
+    randomized = randomization_tests(rows, options.permutations, options.seed)
+    iterator = range(len(others))
     if progress and len(others) > 1:
         from tqdm import tqdm
 
-        iterator = tqdm(others, desc="comparing", unit="run", leave=False, disable=None)
-    pairs = [compare_pair(values, i, base, options, binary) for i in iterator]
+        iterator = tqdm(iterator, desc="comparing", unit="run", leave=False, disable=None)
+    pairs = [compare_pair(values, others[k], base, options, binary, cis[k], randomized[k]) for k in iterator]
     correct(pairs, options.correction, options.alpha)
     n_defined = int(np.sum(~np.isnan(values.matrix).any(axis=0)))
     notes = []
@@ -229,6 +244,15 @@ def significance_test(name: str, run: np.ndarray, baseline: np.ndarray, options:
     if name == "randomization":
         return randomization_test(run, baseline, options.permutations, options.seed)
     raise UsageError(f"unknown test {name!r} (choose {', '.join(SIGNIFICANCE_TESTS)})")
+
+
+def significance_tests(
+    name: str, pairs: Sequence[tuple[np.ndarray, np.ndarray]], options: CompareOptions = CompareOptions()
+) -> list[TestResult]:
+    """:func:`significance_test` of every ``(run, baseline)`` pair (randomization: one stream of signs for all)."""
+    if name == "randomization":
+        return randomization_tests(pairs, options.permutations, options.seed)
+    return [significance_test(name, a, b, options) for a, b in pairs]
 
 
 def test_description(name: str, options: CompareOptions) -> str:

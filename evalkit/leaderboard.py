@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 
-from evalkit.comparison import CompareOptions, significance_test
+from evalkit.comparison import CompareOptions, significance_tests
 from evalkit.errors import EvalkitError, PartialRunError, UsageError
 from evalkit.runset import ScoredRun, by_official_score, comparison_metric, resolve_task, score_one, unique_names
 from evalkit.stats.correction import adjust
@@ -124,14 +124,18 @@ def rank_entries(scored: Sequence[ScoredRun], files: dict[str, str]) -> list[Ent
 
 def adjacent_tests(entries: Sequence[Entry], metric: str, test: str, options: CompareOptions) -> list[AdjacentTest]:
     """Paired test between each rank and the next, corrected over the ``n - 1`` pairs."""
-    raw = []
+    rows = []
     for upper, lower in zip(entries, entries[1:]):
         evaluations = [upper.scored.score.evaluation, lower.scored.score.evaluation]
         skip = evaluations[0].missing == "skip"
         values = align(evaluations, metric, [upper.name, lower.name], common=skip)
         a, b, _ = values.pair(0, 1)
-        result = significance_test(test, a, b, options)
-        raw.append((upper.name, lower.name, len(a), float(a.mean() - b.mean()) if len(a) else 0.0, result.p_value))
+        rows.append((a, b))
+    results = significance_tests(test, rows, options)
+    raw = [
+        (upper.name, lower.name, len(a), float(a.mean() - b.mean()) if len(a) else 0.0, result.p_value)
+        for upper, lower, (a, b), result in zip(entries, entries[1:], rows, results)
+    ]
     adjusted = adjust([r[4] for r in raw], options.correction, options.alpha)
     return [
         AdjacentTest(u, lo, n, diff, p, q, q < options.alpha) for (u, lo, n, diff, p), q in zip(raw, adjusted)

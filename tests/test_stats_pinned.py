@@ -205,6 +205,20 @@ def test_native_statistics_equal_scipy_and_statsmodels_bit_for_bit():
             assert adjust(p_values, method) == multipletests(p_values, method=method)[1].tolist()
 
 
+def test_randomization_on_one_shared_stream_equals_one_stream_per_pair(monkeypatch):
+    from evalkit.stats import randomization
+    from evalkit.stats.randomization import randomization_test, randomization_tests
+
+    rng = np.random.default_rng(3)
+    pairs = [tuple(_mrr_like(rng, n, 2)) for n in (300, 41, 700, 5, 120)] + [(np.ones(9), np.ones(9))]
+    for permutations in (1, 999, 2000, 3001):
+        one_by_one = [randomization_test(a, b, permutations, 11) for a, b in pairs]
+        assert randomization_tests(pairs, permutations, 11) == one_by_one
+        monkeypatch.setattr(randomization, "SHARED_STREAM_BYTES", 0)  # per-pair streams: the same results
+        assert randomization_tests(pairs, permutations, 11) == one_by_one
+        monkeypatch.undo()
+
+
 def test_compare_imports_neither_scipy_stats_nor_statsmodels():
     import subprocess
 

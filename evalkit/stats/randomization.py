@@ -1,11 +1,24 @@
-"""Two-sided Fisher randomization (sign-flip permutation) test for paired scores."""
+"""Two-sided Fisher randomization (sign-flip permutation) test for paired scores.
+
+:func:`randomization_tests` runs several comparisons on one stream of random
+signs: every comparison re-seeds the same generator, and numpy draws int8
+values one byte at a time from 32-bit words, so the signs of a comparison with
+``m`` non-zero differences are the first ``B * m`` values of one flat stream
+(whole batches use ``1000 * m`` bytes, a multiple of 4, so nothing is
+discarded between calls). The stream is drawn once for the longest ``m`` and
+each comparison reads its prefix: the same signs, the same matrix products
+batch by batch, the same p-values as one :func:`randomization_test` each.
+"""
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 
 from evalkit.stats import TestResult
 
 RELATIVE_TOLERANCE = 1e-9  # |permuted sum| within this of |observed| counts as "as extreme"
+SHARED_STREAM_BYTES = 64_000_000  # above this, each comparison draws its own signs (same values, bounded memory)
 
 
 def _sign_matrix_exact(m: int) -> np.ndarray:
@@ -34,30 +47,63 @@ def randomization_test(
     All differences zero gives ``p = 1``. Reference: Fisher (1935); Smucker,
     Allan & Carterette (2007), CIKM.
     """
+    return randomization_tests([(run, baseline)], permutations, seed, batch)[0]
+
+
+def randomization_tests(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], permutations: int = 10_000, seed: int = 42, batch: int = 1_000
+) -> list[TestResult]:
+    """:func:`randomization_test` of every ``(run, baseline)`` pair, the random signs drawn once for all."""
     if permutations < 1:
         raise ValueError("permutations must be positive")
-    diffs = np.asarray(run, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
-    nonzero = diffs[diffs != 0]
+    results: list[TestResult | None] = [None] * len(pairs)
+    monte_carlo = []
+    for i, (run, baseline) in enumerate(pairs):
+        diffs = np.asarray(run, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
+        nonzero = diffs[diffs != 0]
+        m = len(nonzero)
+        observed_mean = float(diffs.mean()) if len(diffs) else 0.0
+        details = {"permutations": permutations, "seed": seed, "n": len(diffs), "n_nonzero": m}
+        if m == 0:
+            results[i] = TestResult("randomization", observed_mean, 1.0, {**details, "method": "none (all differences are zero)"})
+            continue
+        observed = abs(float(nonzero.sum()))
+        threshold = observed - RELATIVE_TOLERANCE * observed
+        if m < 63 and 2**m <= permutations:
+            sums = _sign_matrix_exact(m) @ nonzero
+            hits = int(np.count_nonzero(np.abs(sums) >= threshold))
+            method = f"exact ({2**m} sign assignments)"
+            results[i] = TestResult("randomization", observed_mean, hits / 2**m, {**details, "method": method})
+            continue
+        monte_carlo.append((i, nonzero, threshold, observed_mean, details))
+    longest = max((len(item[1]) for item in monte_carlo), default=0)
+    shared = None
+    if len(monte_carlo) > 1 and batch % 4 == 0 and permutations * longest <= SHARED_STREAM_BYTES:
+        shared = np.random.default_rng(seed).integers(0, 2, size=permutations * longest, dtype=np.int8)
+    for i, nonzero, threshold, observed_mean, details in monte_carlo:
+        hits = _monte_carlo_hits(nonzero, threshold, permutations, seed, batch, shared)
+        p_value = (1 + hits) / (1 + permutations)
+        method = f"Monte Carlo ({permutations} sign assignments)"
+        results[i] = TestResult("randomization", observed_mean, p_value, {**details, "method": method})
+    return results  # type: ignore[return-value]
+
+
+def _monte_carlo_hits(
+    nonzero: np.ndarray, threshold: float, permutations: int, seed: int, batch: int, shared: np.ndarray | None
+) -> int:
+    """Random sign assignments (rows of ``m`` values, in batches) whose ``|sum|`` reaches the threshold."""
     m = len(nonzero)
-    observed_mean = float(diffs.mean()) if len(diffs) else 0.0
-    details = {"permutations": permutations, "seed": seed, "n": len(diffs), "n_nonzero": m}
-    if m == 0:
-        return TestResult("randomization", observed_mean, 1.0, {**details, "method": "none (all differences are zero)"})
-    observed = abs(float(nonzero.sum()))
-    threshold = observed - RELATIVE_TOLERANCE * observed
-    if m < 63 and 2**m <= permutations:
-        sums = _sign_matrix_exact(m) @ nonzero
-        hits = int(np.count_nonzero(np.abs(sums) >= threshold))
-        p_value = hits / 2**m
-        return TestResult("randomization", observed_mean, p_value, {**details, "method": f"exact ({2**m} sign assignments)"})
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed) if shared is None else None
     hits = 0
     done = 0
     while done < permutations:
         size = min(batch, permutations - done)
-        signs = rng.integers(0, 2, size=(size, m), dtype=np.int8) * 2 - 1
+        if rng is not None:
+            bits = rng.integers(0, 2, size=(size, m), dtype=np.int8)
+        else:
+            bits = shared[done * m:(done + size) * m].reshape(size, m)
+        signs = bits * 2 - 1
         sums = signs.astype(np.float64) @ nonzero
         hits += int(np.count_nonzero(np.abs(sums) >= threshold))
         done += size
-    p_value = (1 + hits) / (1 + permutations)
-    return TestResult("randomization", observed_mean, p_value, {**details, "method": f"Monte Carlo ({permutations} sign assignments)"})
+    return hits
