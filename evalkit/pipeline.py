@@ -315,13 +315,13 @@ class Pipeline:
             return fuse([runs[n] for n in spec.fuse or []], spec.method, spec.norm, weights=spec.weights,
                         params=spec.params or None, depth=spec.depth, name=spec.name)
         system = self.systems[spec.name]
+        distributed = self.engine if self.engine is not None and self.engine.name != "local" else None
+        for part in [system, *getattr(system, "engine_parts", lambda: [])()]:
+            part.engine = distributed  # every model call of the stage goes through it (evalkit.engine)
         if system.kind == "retriever":
             run = system.retrieve(corpus, queries, k=int(spec.k))
         else:  # a stage without depth leaves the system's own default (its depth option)
             depth = {"depth": int(spec.depth)} if spec.depth else {}
-            distributed = self.engine if self.engine is not None and self.engine.name != "local" else None
-            for part in [system, *getattr(system, "engine_parts", lambda: [])()]:
-                part.engine = distributed
             call = system.rerank if system.kind == "reranker" else system.label
             run = call(corpus, queries, runs[self._input_of(spec)], **depth)
         return run.with_name(spec.name)

@@ -1,46 +1,63 @@
-"""The Ray engine: a reranker's model calls as Ray Data ``map_batches`` over an actor pool.
+"""The Ray engine: a system's model work as Ray Data ``map_batches`` over an actor pool.
 
 Each actor holds one copy of the system (one loaded model). evalkit cuts the
-pairs into work units (:func:`evalkit.engine.chunk_order`: the reranker's
-own order, whole model batches), each unit is one Ray Data row processed by
-one actor call, and the scores come back by position, so the result is the
-local one bit for bit on deterministic hardware. A killed actor is restarted
-and its unit redone (``max_restarts`` / ``max_task_retries``); finished units
-are checkpointed under the cache, so a restarted driver recomputes only the
-rest. Needs ``pip install 'evalkit[ray]'``.
+items of a :class:`~evalkit.engine.Work` into units (:func:`evalkit.engine.work_units`:
+the method's own processing order, whole model batches), each unit is one
+Ray Data row processed by one actor call, and the results come back by
+position, so the output is the local one bit for bit on deterministic
+hardware. A killed actor is restarted and its unit redone (Ray Data's
+``max_restarts`` / ``max_task_retries``); finished units are checkpointed under the cache, so a
+restarted driver recomputes only the rest. BM25 query batches run as Ray
+tasks over one copy of the index in the object store. Needs
+``pip install 'evalkit[ray]'``.
 """
 from __future__ import annotations
 
+import io
+import json
+import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
-from evalkit.engine import ChunkStore, Engine, EngineOptions, checkpoint_folder, chunk_key, chunk_order, system_fingerprint
+from evalkit.engine import ChunkStore, Engine, EngineOptions, Work, as_array, checkpoint_folder, chunk_key, system_fingerprint, work_units
 from evalkit.errors import UsageError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.stages import Reranker
+
+def to_bytes(values: Any) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, as_array(values), allow_pickle=False)
+    return buffer.getvalue()
 
 
-class ScoreActor:
-    """One model per actor: scores whole work units with the system's ``score_pairs``."""
+def from_bytes(data: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(data), allow_pickle=False)
 
-    def __init__(self, system: Any) -> None:
+
+class UnitActor:
+    """One model per actor: runs whole work units through the system's method."""
+
+    def __init__(self, system: Any, method: str) -> None:
         import ray
 
         self.system = ray.get(system) if isinstance(system, ray.ObjectRef) else system
+        self.method = getattr(self.system, method)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        out = np.empty(len(batch["unit"]), dtype=object)
-        for i, (queries, texts) in enumerate(zip(batch["queries"], batch["texts"])):
-            out[i] = np.asarray(self.system.score_pairs(list(queries), list(texts)), dtype=np.float64)
-        return {"unit": batch["unit"], "scores": out}
+        out = [to_bytes(self.method(*json.loads(str(args)))) for args in batch["args"]]
+        return {"unit": batch["unit"], "result": np.array(out, dtype=object)}
+
+
+def search_shard(index: Any, query_tokens: list[list[str]], k: int, tie_rank: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One Ray task: BM25 search of a shard of the queries."""
+    return list(index.search(query_tokens, k, tie_rank, progress=False))
 
 
 class RayEngine(Engine):
-    """Distributes :meth:`Reranker.score_pairs` over ``options.concurrency`` actors."""
+    """Runs model work over ``options.concurrency`` actors; BM25 queries over Ray tasks."""
 
     name = "ray"
 
@@ -76,57 +93,113 @@ class RayEngine(Engine):
         return {"name": "ray", "ray_version": self.ray_version, "address": o.address or "local instance", "cluster": self.resources,
                 "concurrency": o.concurrency, "chunk_batches": o.chunk_batches, "num_cpus": o.num_cpus, "num_gpus": o.num_gpus}
 
-    def score_pairs(self, system: "Reranker", queries: Sequence[str], texts: Sequence[str]) -> list[float]:
-        import ray
+    def run(self, system: Any, work: Work) -> Any:
 
-        units = chunk_order(system, queries, texts, self.options.chunk_batches)
+        units = work_units(work, self.options.chunk_batches)
         store = ChunkStore(checkpoint_folder(system)) if self.options.checkpoint else None
         fingerprint = system_fingerprint(system)
-        scores = np.zeros(len(texts), dtype=np.float64)
+        results: list[np.ndarray | None] = [None] * len(units)
         keys, todo = [], []
         for number, unit in enumerate(units):
-            unit_queries, unit_texts = [queries[i] for i in unit], [texts[i] for i in unit]
-            key = chunk_key(fingerprint, unit_queries, unit_texts)
+            args = [[column[i] for i in unit] for column in work.columns]
+            key = chunk_key(fingerprint, *args, method=work.method)
             keys.append(key)
             done = store.load(key) if store else None
             if done is not None and len(done) == len(unit):
-                scores[unit] = done
+                results[number] = done
                 self.stats.from_checkpoint += 1
             else:
-                todo.append({"unit": number, "queries": unit_queries, "texts": unit_texts})
+                todo.append({"unit": number, "args": json.dumps(args, ensure_ascii=False, default=_plain)})
         self.stats.chunks += len(units)
-        self.stats.pairs += len(texts)
+        self.stats.count(work.method, len(work))
         if todo:
-            started, finished_pairs = time.perf_counter(), 0
-            dataset = ray.data.from_items(todo, override_num_blocks=len(todo))
-            attached, system.engine = system.engine, None  # the actors get the system, not the engine
-            try:
-                system_ref = ray.put(system)
-            finally:
-                system.engine = attached
-            scored = dataset.map_batches(
-                ScoreActor, fn_constructor_args=(system_ref,), batch_size=1, batch_format="numpy",
-                concurrency=self.options.concurrency, num_cpus=self.options.num_cpus, num_gpus=self.options.num_gpus or None,
-                max_restarts=-1, max_task_retries=-1,
-            )
-            for row in scored.iter_rows():
-                number, values = int(row["unit"]), np.asarray(row["scores"], dtype=np.float64)
-                unit = units[number]
-                if len(values) != len(unit):
-                    raise UsageError(f"reranker {system.name!r}: {len(values)} scores for {len(unit)} pairs")
-                scores[unit] = values
-                if store:
-                    store.save(keys[number], values)
-                self.stats.computed += 1
-                finished_pairs += len(unit)
-                rate = finished_pairs / max(time.perf_counter() - started, 1e-9)
-                print(f"\r{system.name} on ray: {finished_pairs}/{sum(len(units[t['unit']]) for t in todo)} pairs, {rate:.0f} pairs/s",
-                      end="", file=sys.stderr)
-            print(file=sys.stderr)
-        return scores.tolist()
+            self._compute(system, work, units, todo, keys, results, store)
+        return _assemble(units, results, len(work), system, work)
+
+    def _compute(self, system: Any, work: Work, units: list[list[int]], todo: list[dict[str, Any]], keys: list[str],
+                 results: list[np.ndarray | None], store: ChunkStore | None) -> None:
+        import ray
+
+        started, finished, total = time.perf_counter(), 0, sum(len(units[t["unit"]]) for t in todo)
+        dataset = ray.data.from_items(todo, override_num_blocks=len(todo))
+        attached, system.engine = getattr(system, "engine", None), None  # the actors get the system, not the engine
+        try:
+            system_ref = ray.put(system)
+        finally:
+            system.engine = attached
+        # Ray Data's actor pools restart a dead actor and retry its unit without limit (max_restarts=-1,
+        # max_task_retries=-1 are its defaults; tests/test_ray_engine.py kills one)
+        done = dataset.map_batches(
+            UnitActor, fn_constructor_args=(system_ref, work.method), batch_size=1, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=self.options.concurrency), num_cpus=self.options.num_cpus,
+            num_gpus=self.options.num_gpus or None, runtime_env=actor_environment(),
+        )
+        for row in done.iter_rows():
+            number, values = int(row["unit"]), from_bytes(row["result"])
+            if len(values) != len(units[number]):
+                raise UsageError(f"system {system.name!r}: {work.method} returned {len(values)} results for {len(units[number])} {work.what}")
+            results[number] = values
+            if store:
+                store.save(keys[number], values)
+            self.stats.computed += 1
+            finished += len(units[number])
+            rate = finished / max(time.perf_counter() - started, 1e-9)
+            print(f"\r{system.name} ({work.method}) on ray: {finished}/{total} {work.what}, {rate:.1f} {work.what}/s",
+                  end="", file=sys.stderr)
+        print(file=sys.stderr)
+
+    def search(self, index: Any, query_tokens: Sequence[Sequence[str]], k: int, tie_rank: np.ndarray,
+               progress: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+        """BM25 queries sharded across Ray tasks; the index and tie ranks put in the object store once."""
+        import ray
+
+        queries = [list(q) for q in query_tokens]
+        shards = max(1, min(len(queries), 4 * self.options.concurrency))
+        size = -(-len(queries) // shards) if queries else 1
+        index_ref, ties_ref = ray.put(index), ray.put(tie_rank)
+        task = ray.remote(num_cpus=self.options.num_cpus, max_retries=-1)(search_shard)
+        refs = [task.remote(index_ref, queries[start:start + size], k, ties_ref) for start in range(0, len(queries), size)]
+        hits: list[tuple[np.ndarray, np.ndarray]] = []
+        for ref in refs:  # shards come back in query order, whatever order they finish in
+            hits.extend(ray.get(ref))
+        self.stats.chunks += len(refs)
+        self.stats.computed += len(refs)
+        self.stats.count("search", len(queries))
+        return hits
 
     def close(self) -> None:
         if self._started:
             import ray
 
             ray.shutdown()
+
+
+def actor_environment() -> dict[str, Any] | None:
+    """The driver's ``EVALKIT_CACHE`` for the actors (their model caches, e.g. LLM answers, in the same place;
+    on a multi-machine cluster point it at a shared file system)."""
+    cache = os.environ.get("EVALKIT_CACHE")
+    return {"env_vars": {"EVALKIT_CACHE": str(Path(cache).resolve())}} if cache else None
+
+
+def _plain(value: Any) -> Any:
+    """JSON for numpy scalars in work columns."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot send {type(value).__name__} to a Ray actor")
+
+
+def _assemble(units: list[list[int]], results: list[np.ndarray | None], n: int, system: Any, work: Work) -> np.ndarray:
+    """The units' results put back in input order."""
+    first = next((r for r in results if r is not None), None)
+    if first is None:
+        return np.zeros(0)
+    out = np.empty((n, *first.shape[1:]), dtype=first.dtype if first.dtype.kind != "U" else object)
+    for unit, values in zip(units, results):
+        if values is None or values.shape[1:] != first.shape[1:]:
+            raise UsageError(f"system {system.name!r}: {work.method} returned results of different shapes")
+        out[unit] = values
+    if first.dtype.kind == "U":
+        return out.astype(str) if out.ndim > 1 else out
+    return out

@@ -72,6 +72,7 @@ class System:
     description: ClassVar[str] = ""
     Options: ClassVar[type] = NoOptions
     learnable: ClassVar[bool] = False
+    engine: Any = None  # where the model work runs (evalkit.engine), set by the pipeline; None: this process
 
     def __init__(self, **options: Any) -> None:
         if not self.name:
@@ -159,7 +160,6 @@ class Reranker(System):
     kind = "reranker"
     default_depth: ClassVar[int] = DEFAULT_RERANK_DEPTH
     default_fields: ClassVar[tuple[str, ...]] = ("title", "text")
-    engine: Any = None  # set by the pipeline; None: score in this process
 
     # ----------------------------------------------------------------- model hooks
     def score(self, query: str, texts: list[str]) -> list[float]:
@@ -265,7 +265,15 @@ class Labeler(System):
 
     def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """One label per (claim, text) pair, in input order (pairs come grouped by query, best first).
-        Default: :meth:`label_claim` once per query."""
+        Default: :meth:`label_claim` once per query, through :attr:`engine` (units of whole queries)."""
+        from evalkit.engine import Work, run_work
+
+        work = Work("label_claims", (list(claims), list(texts), list(query_ids)), groups=list(query_ids),
+                    batch_size=int(getattr(self.options, "batch_size", None) or 32))
+        return list(run_work(self, work))
+
+    def label_claims(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+        """:meth:`label_claim` once per run of equal query ids (the unit of work an engine distributes)."""
         from tqdm.auto import tqdm
 
         labels: list[str] = []

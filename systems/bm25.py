@@ -136,7 +136,10 @@ class BM25(Retriever):
             index = self.get_index(corpus)
             tie_rank = id_ranks(corpus.ids)
             ids = np.asarray(corpus.ids, dtype=object)
-            hits = index.search(query_tokens, k, tie_rank, progress=len(queries) >= 1000)
+            from evalkit.engine import LOCAL
+
+            # on a distributed engine: query shards as tasks over one copy of the index
+            hits = (self.engine or LOCAL).search(index, query_tokens, k, tie_rank, progress=len(queries) >= 1000)
             for qid, (found, values) in zip(queries.ids, hits):
                 qids.extend([qid] * len(found))
                 docs.append(ids[found])

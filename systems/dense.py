@@ -237,11 +237,25 @@ class DenseRetriever(Retriever):
             model.train(was_training)
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
+    def embed_through_engine(self, sequences: list[list[int]], desc: str) -> np.ndarray:
+        """:meth:`embed_sequences` on the system's engine (units of whole batches in its length order)."""
+        if self.engine is None or not sequences:
+            return self.embed_sequences(sequences, desc)
+        from evalkit.engine import Work
+
+        order = np.argsort([-len(s) for s in sequences], kind="stable")
+        work = Work("embed_sequences", (sequences,), order=order.tolist(), batch_size=self.options.batch_size, what="windows")
+        return np.asarray(self.engine.run(self, work), dtype=np.float32)
+
+    def fingerprint(self) -> str:
+        """The weights (engine checkpoint keys)."""
+        return self.model_identity()
+
     def encode(self, texts: Sequence[str], prefix: str, chunked: bool, desc: str = "encoding") -> np.ndarray:
         """L2-normalised vectors: per text (mean + max)/2 over its window embeddings."""
         windows = self.token_windows(texts, prefix, chunked)
         flat = [w for ws in windows for w in ws]
-        emb = self.embed_sequences(flat, desc)
+        emb = self.embed_through_engine(flat, desc)
         owner = np.repeat(np.arange(len(windows)), [len(ws) for ws in windows])
         if len(flat) == len(windows):  # one window each: pooling is the identity
             vectors = emb

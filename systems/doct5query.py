@@ -26,7 +26,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
@@ -195,13 +195,7 @@ class DocT5Query(Retriever):
     # ------------------------------------------------------------ expansion
     def cache_settings(self, corpus: Corpus) -> dict[str, Any]:
         """Everything the expansions of ``corpus`` depend on (the cache key)."""
-        o = self.options
-        return {
-            **self.model_identity(), "prefix": o.prefix, "fields": list(o.fields), "num_expansions": o.num_expansions,
-            "top_k": o.top_k, "top_p": o.top_p, "no_repeat_ngram_size": o.no_repeat_ngram_size,
-            "max_new_tokens": o.max_new_tokens, "max_input_length": o.max_input_length, "seed": o.seed,
-            "corpus": corpus.fingerprint(),
-        }
+        return {**self.cache_settings_without_corpus(), "fields": list(self.options.fields), "corpus": corpus.fingerprint()}
 
     def expansions_file(self, corpus: Corpus) -> Path:
         """The JSONL file of ``corpus``: ``expansions_path`` or ``<cache>/doct5query/<key>.jsonl``.
@@ -224,9 +218,34 @@ class DocT5Query(Retriever):
         key = settings_key(settings)
         return cache_dir("doct5query") / f"{key[:24]}.jsonl"
 
+    def generation_batches(self, doc_ids: Sequence[str], texts: Sequence[str]) -> Iterator[tuple[list[str], list[list[str]]]]:
+        """``(doc ids, n expansions each)`` one generation batch at a time."""
+        from evalkit.systems import doc2query_model
+
+        o = self.options
+        model, tokenizer = self._load_model()
+        return doc2query_model.generate_expansions(
+            model, tokenizer, doc_ids, texts, n=o.num_expansions, seed=o.seed, device=pick_device(o.device),
+            precision=o.precision, batch_size=o.generation_batch_size, top_k=o.top_k, top_p=o.top_p,
+            no_repeat_ngram_size=o.no_repeat_ngram_size, max_new_tokens=o.max_new_tokens, max_input_length=o.max_input_length,
+        )
+
+    def generate(self, doc_ids: Sequence[str], texts: Sequence[str]) -> list[list[str]]:
+        """``n`` expansions per document (the model call an engine distributes; per-row seeds, so any unit of whole
+        batches gives the local expansions)."""
+        return [expansions for _, batch in self.generation_batches(doc_ids, texts) for expansions in batch]
+
+    def fingerprint(self) -> str:
+        return json.dumps(self.cache_settings_without_corpus(), sort_keys=True)
+
+    def cache_settings_without_corpus(self) -> dict[str, Any]:
+        o = self.options
+        return {**self.model_identity(), "prefix": o.prefix, "num_expansions": o.num_expansions, "top_k": o.top_k, "top_p": o.top_p,
+                "no_repeat_ngram_size": o.no_repeat_ngram_size, "max_new_tokens": o.max_new_tokens,
+                "max_input_length": o.max_input_length, "seed": o.seed}
+
     def expand(self, corpus: Corpus) -> dict[str, list[str]]:
         """``{doc id: n expansions}`` for every document, generating only those not in the expansions file."""
-        from evalkit.systems import doc2query_model
 
         o = self.options
         path = self.expansions_file(corpus)
@@ -237,17 +256,17 @@ class DocT5Query(Retriever):
             sidecar = path.with_name(path.name + ".settings.json")
             if complete == 0 and not sidecar.exists():
                 atomic_write(sidecar, json.dumps(self.cache_settings(corpus), indent=1) + "\n", force=True)
-            model, tokenizer = self._load_model()
+            ids, texts = [corpus.ids[i] for i in missing], [self._source_text(corpus, i) for i in missing]
+            if self.engine is not None:  # units of whole generation batches, checkpointed by the engine
+                from evalkit.engine import Work
+
+                work = Work("generate", (ids, texts), batch_size=o.generation_batch_size, what="documents")
+                batches: Any = [(ids, [list(map(str, row)) for row in self.engine.run(self, work)])]
+            else:
+                batches = self.generation_batches(ids, texts)
             with open(path, "r+b" if path.exists() else "wb") as handle:
                 handle.truncate(complete)  # drop a partial last line
                 handle.seek(complete)
-                batches = doc2query_model.generate_expansions(
-                    model, tokenizer, [corpus.ids[i] for i in missing], [self._source_text(corpus, i) for i in missing],
-                    n=o.num_expansions, seed=o.seed, device=pick_device(o.device), precision=o.precision,
-                    batch_size=o.generation_batch_size, top_k=o.top_k, top_p=o.top_p,
-                    no_repeat_ngram_size=o.no_repeat_ngram_size, max_new_tokens=o.max_new_tokens,
-                    max_input_length=o.max_input_length,
-                )
                 for ids, expansions in batches:
                     lines = "".join(json.dumps({"id": d, "expansions": e}, ensure_ascii=False) + "\n"
                                     for d, e in zip(ids, expansions))
@@ -266,4 +285,6 @@ class DocT5Query(Retriever):
 
     def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:
         expanded = expanded_corpus(corpus, self.expand(corpus))
-        return self.bm25().retrieve(expanded, queries, k=k).with_name(self.name)
+        bm25 = self.bm25()
+        bm25.engine = self.engine
+        return bm25.retrieve(expanded, queries, k=k).with_name(self.name)

@@ -218,15 +218,23 @@ class LLMVerifier(LLMSystem, Labeler):
             labels[i] = label
         return [str(label) for label in labels]
 
-    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
-        """Labels from the LLM by ``strategy``, then at least ``min_nei_share`` NEI (lowest-ranked pairs first)."""
+    def strategy_labels(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+        """The LLM's label per pair by ``strategy`` (the model calls an engine distributes, whole claims per unit)."""
         o = self.options
         pairs = [(claim, truncate_words(text, o.passage_words)) for claim, text in zip(claims, texts)]
-        self.stats = {}
         if o.strategy == "batched":
-            labels = self.batched(pairs, list(query_ids))
-        else:
-            labels = getattr(self, o.strategy.replace("-", "_"))(pairs)
+            return self.batched(pairs, list(query_ids))
+        return getattr(self, o.strategy.replace("-", "_"))(pairs)
+
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+        """Labels from the LLM by ``strategy``, then at least ``min_nei_share`` NEI (lowest-ranked pairs first)."""
+        from evalkit.engine import Work, run_work
+
+        o = self.options
+        self.stats = {}
+        work = Work("strategy_labels", (list(claims), list(texts), list(query_ids)), groups=list(query_ids),
+                    batch_size=max(o.batch_pairs, 8), what="pairs")
+        labels = [str(label) for label in run_work(self, work)]
         ranks, previous, position = [], None, 0
         for q in query_ids:  # pairs come grouped by query, in rank order
             position = position + 1 if q == previous else 1
@@ -236,5 +244,5 @@ class LLMVerifier(LLMSystem, Labeler):
         if self.stats.get("bad_labels"):
             print(f"llm-verifier: {self.stats['bad_labels']} answer(s) held no label after {o.label_retries} "
                   "retries; labelled Not Enough Information", file=sys.stderr)
-        self.stats["pairs"] = len(pairs)
+        self.stats["pairs"] = len(texts)  # on a distributed engine the actors' counts stay with them
         return labels

@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
 from evalkit.systems._models.modelio import device_option, precision_option
@@ -117,9 +119,19 @@ class NLIVerifier(Labeler):
                         out[i][mapping[index]] = out[i].get(mapping[index], 0.0) + p
         return out
 
+    def probability_matrix(self, claims: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        """``P(label)`` per pair, one column per label of ``LABELS`` (the model call an engine distributes)."""
+        probs = self.probabilities(list(zip(claims, texts)))
+        return np.array([[p.get(label, 0.0) for label in LABELS] for p in probs], dtype=np.float64).reshape(len(probs), len(LABELS))
+
     def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """The most probable label per pair, then at least ``min_nei_share`` NEI (least evidence first)."""
-        probs = self.probabilities(list(zip(claims, texts)))
+        from evalkit.engine import Work, run_work
+
+        order = sorted(range(len(texts)), key=lambda i: len(claims[i]) + len(texts[i]))  # probabilities' own batching order
+        work = Work("probability_matrix", (list(claims), list(texts)), order=order, batch_size=self.options.batch_size)
+        matrix = np.asarray(run_work(self, work), dtype=np.float64)
+        probs = [dict(zip(LABELS, row.tolist())) for row in matrix.reshape(len(texts), len(LABELS))]
         labels = [max(LABELS, key=lambda label: p.get(label, 0.0)) for p in probs]
         evidence = [1.0 - p.get(NEI, 0.0) for p in probs]
         return enforce_nei_share(labels, evidence, self.options.min_nei_share)

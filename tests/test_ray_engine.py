@@ -18,6 +18,7 @@ from evalkit.engine import EngineOptions, get_engine  # noqa: E402
 from evalkit.errors import UsageError  # noqa: E402
 from evalkit.formats.trec_run import format_trec_run  # noqa: E402
 from evalkit.registry import load_system  # noqa: E402
+from evalkit.stages import Labeler  # noqa: E402
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
@@ -145,3 +146,109 @@ def test_cli_engine_ray_equals_local(tiny, tmp_path):
     assert manifest["options"]["engine"]["name"] == "ray"
     bad = subprocess.run([*base, "--out", "x.trec", "--ray-actors", "2"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "need --engine ray" in bad.stderr
+
+
+def pipeline_outputs(config_text: str, corpus, queries, engine) -> dict[str, str]:
+    """Every stage's run (and labels) of a pipeline, as the bytes evalkit writes."""
+    from evalkit.cli.run import labels_tsv
+    from evalkit.pipeline import Pipeline, parse_config
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    runs = Pipeline(parse_config(tomllib.loads(config_text)), engine=engine).run(corpus, queries)
+    out = {name: format_trec_run(run, tag=name) for name, run in runs.items()}
+    out.update({f"{name}.labels": labels_tsv(run) for name, run in runs.items() if run.labels is not None})
+    return out
+
+
+def test_every_model_stage_on_ray_equals_local(tiny, tmp_path_factory, ray_session, tmp_path, monkeypatch):
+    """BM25 -> DocT5Query + dense -> RRF -> cross-encoder -> NLI labels (and a label_claim plugin): the same bytes."""
+    from tiny_models import tiny_t5
+
+    monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
+    t5 = tiny_t5(tmp_path_factory.mktemp("tiny-t5"), texts=TEXTS)
+    nli = tiny_bert(tmp_path_factory.mktemp("tiny-nli"), texts=TEXTS, num_labels=3)
+    corpus = Corpus.from_records([{"_id": f"d{i}", "title": f"Study {i}", "text": t} for i, t in enumerate(TEXTS)], id_field="_id")
+    queries = Queries([f"q{i}" for i in range(6)], ["melting ice and sea level", "vitamin D and fractures", "coral bleaching",
+                                                   "statins", "sleep and memory", "ice"])
+    config = f'''
+[[stages]]
+name = "bm25"
+system = "bm25"
+k = 10
+options = {{ analyzer = "simple" }}
+[[stages]]
+name = "d2q"
+system = "doct5query"
+k = 10
+options = {{ model = "{t5}", num_expansions = 2, max_new_tokens = 6, generation_batch_size = 2, analyzer = "simple", device = "cpu" }}
+[[stages]]
+name = "dense"
+system = "dense"
+k = 10
+options = {{ model = "{tiny}", query_prefix = "", passage_prefix = "", chunking = "chunks", chunk_size = 16, chunk_overlap = 4, batch_size = 4, embedding_cache = "none", device = "cpu" }}
+[[stages]]
+name = "rrf"
+fuse = ["bm25", "d2q", "dense"]
+method = "rrf"
+[[stages]]
+name = "ce"
+system = "cross-encoder"
+depth = 8
+options = {{ model = "{tiny}", max_length = 48, eval_batch_size = 4, show_progress = false, device = "cpu" }}
+[[stages]]
+name = "labels"
+system = "nli-verifier"
+depth = 5
+options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Enough Information"], max_length = 48, batch_size = 4, device = "cpu" }}
+'''
+    local = pipeline_outputs(config, corpus, queries, None)
+    monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "ray-cache"))  # nothing cached: DocT5Query generates again
+    engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1))
+    distributed = pipeline_outputs(config, corpus, queries, engine)
+    assert distributed.keys() == local.keys() and "labels.labels" in local
+    for name in local:
+        assert distributed[name] == local[name], name
+    # every model stage went through the engine: windows, expansions, pairs, probabilities; BM25 as query shards
+    assert set(engine.stats.items) == {"search", "generate", "embed_sequences", "score_pairs", "probability_matrix"}
+    assert engine.stats.items["generate"] == 12 and engine.stats.items["search"] == 2 * 6 and engine.stats.from_checkpoint == 0
+
+
+def keyword_labeler() -> Labeler:
+    """A third-party style labeler implementing label_claim only (distributed in units of whole claims); defined
+    in a function so Ray ships the class by value (an installed plugin is imported by the workers instead)."""
+
+    class KeywordLabeler(Labeler):
+        name = "keyword-labeler"
+
+        def label_claim(self, claim, texts):
+            return ["Supports" if "ice" in t else "Refutes" if "risk" in t else "NEI" for t in texts]
+
+    return KeywordLabeler()
+
+
+@pytest.mark.parametrize("strategy", ["one-step", "batched"])
+def test_labelers_on_ray_equal_local(strategy, ray_session, tmp_path, monkeypatch):
+    """The LLM verifier's prompts (through an OpenAI-compatible server) and a label_claim plugin, local vs Ray."""
+    from fake_llm_server import FakeChatServer
+    from test_verification import data, oracle
+
+    corpus, queries, run, _ = data(4, 9)
+    with FakeChatServer(oracle) as server:
+        for cache in ("local", "ray"):  # separate answer caches: the Ray actors really ask the server
+            monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / cache))
+            engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1)) if cache == "ray" else None
+            labelers = [load_system("llm-verifier", backend="openai", model="fake", base_url=server.base_url, strategy=strategy, retry_wait=0.01,
+                                    batch_pairs=3, min_nei_share=0.2), keyword_labeler()]
+            outputs = []
+            for labeler in labelers:
+                labeler.engine = engine
+                outputs.append(labeler.label(corpus, queries, run, depth=7).labels.tolist())
+            if cache == "local":
+                local, asked = outputs, len(server.requests)
+            else:
+                assert outputs == local
+                assert len(server.requests) == 2 * asked
+                assert engine.stats.items == {"strategy_labels": 28, "label_claims": 28}
