@@ -12,6 +12,7 @@ import re
 _ITEM = r"""(?:'[^'\\\n]*'|"[^"\\\n]*")"""
 _SIMPLE_LIST = re.compile(rf"\[\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*\s*,?\s*)?\]")
 _ITEM_RE = re.compile(r"""'([^'\\\n]*)'|"([^"\\\n]*)\"""")
+_SINGLE_RE = re.compile(r"""'([^'\\\n]*)'""")  # one group: findall gives the strings themselves
 
 
 class ListLiteralError(ValueError):
@@ -28,6 +29,8 @@ def parse_id_list(text: str) -> list[str]:
     """
     text = text.strip()
     if _SIMPLE_LIST.fullmatch(text):
+        if '"' not in text:  # the common ['a', 'b'] form
+            return _SINGLE_RE.findall(text)
         return [single or double for single, double in _ITEM_RE.findall(text)]
     if not text.startswith("["):
         raise ListLiteralError("is not a list literal")
