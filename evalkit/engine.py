@@ -126,6 +126,22 @@ class Engine:
         """Release what the engine started."""
 
 
+def distributed_work(cls: type) -> str:
+    """What of system class ``cls`` a distributed engine runs remotely, for ``evalkit systems``: its
+    ``distributed`` text, else by kind (a pointwise reranker's :meth:`score_pairs`, a ``label_claim``
+    labeler's claims; an overridden ``score_lists`` / ``label_pairs`` or a retriever runs in the driver)."""
+    from evalkit.stages import Labeler, Reranker
+
+    declared = getattr(cls, "distributed", None)
+    if declared is not None:
+        return declared or "nothing (runs in the driver)"
+    if issubclass(cls, Reranker) and cls.score_lists is Reranker.score_lists:
+        return "score_pairs, units of whole model batches"
+    if issubclass(cls, Labeler) and cls.label_pairs is Labeler.label_pairs:
+        return "label_claim, whole claims per unit"
+    return "nothing (runs in the driver)"
+
+
 def run_work(system: Any, work: Work) -> Any:
     """``work`` on the system's engine (``system.engine``; none: this process)."""
     return (getattr(system, "engine", None) or LOCAL).run(system, work)

@@ -73,6 +73,7 @@ class System:
     Options: ClassVar[type] = NoOptions
     learnable: ClassVar[bool] = False
     engine: Any = None  # where the model work runs (evalkit.engine), set by the pipeline; None: this process
+    distributed: ClassVar[str | None] = None  # what a distributed engine runs remotely ("": nothing; None: by kind)
 
     def __init__(self, **options: Any) -> None:
         if not self.name:

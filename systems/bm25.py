@@ -70,6 +70,7 @@ class BM25(Retriever):
     """Okapi BM25 over chosen fields with a chosen analyzer (rank-bm25's BM25Okapi formula)."""
 
     name = "bm25"
+    distributed = "query shards as Ray tasks, the index put in the object store once"
     description = (
         "Okapi BM25 (rank-bm25 BM25Okapi formula: idf ln((N-df+.5)/(df+.5)), negative idf -> 0.25 * mean idf, "
         "tf*(k1+1)/(tf+k1*(1-b+b*|d|/avgdl))); backends sparse (fast) and rank-bm25 (reference) give the same scores; "

@@ -83,6 +83,7 @@ class DenseRetriever(Retriever):
     """Dual encoder: cosine of prefixed, chunk-pooled sentence embeddings."""
 
     name = "dense"
+    distributed = "document and query window embeddings, units of whole batches in length order"
     description = "E5 dual-encoder dense retrieval (chunked mean+max pooling, MNRL fine-tuning with BM25 hard negatives)"
     Options = DenseOptions
     learnable = True

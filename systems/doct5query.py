@@ -78,6 +78,7 @@ class DocT5Query(Retriever):
     """Documents expanded with T5-generated queries, retrieved with BM25 (Nogueira & Lin 2019)."""
 
     name = "doct5query"
+    distributed = "expansion generation, units of whole generation batches; then BM25 query shards"
     description = "doc2query/docTTTTTquery: T5 query generation appended to documents, then BM25"
     learnable = True
 

@@ -26,8 +26,9 @@ candidates (default 100), texts, and the merge that keeps the documents below
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from evalkit.data import Run
 from evalkit.errors import UsageError
@@ -79,6 +80,7 @@ class RankGPT(LLMSystem, Reranker):
     """RankGPT listwise reranker (any LLM backend), optionally alpha-fused with the input run."""
 
     name = "rankgpt"
+    distributed = "the sliding windows of whole queries per unit (concurrency = actors)"
     description = "RankGPT listwise LLM reranking with a sliding window (Sun et al. 2023), optional alpha fusion"
     Options = RankGPTOptions
 
@@ -121,9 +123,24 @@ class RankGPT(LLMSystem, Reranker):
                 self.stats["unparsed"] += named == 0
         return orders
 
+    def permute_queries(self, query_ids: Sequence[str], query_texts: Sequence[str], doc_lists: Sequence[list[str]],
+                        text_lists: Sequence[list[str]]) -> list[str]:
+        """:meth:`permute` of some queries, each order as JSON (the LLM calls a distributed engine runs remotely)."""
+        texts = {d: t for docs, ts in zip(doc_lists, text_lists) for d, t in zip(docs, ts)}
+        orders = self.permute(dict(zip(query_ids, query_texts)), dict(zip(query_ids, doc_lists)), texts.__getitem__)
+        return [json.dumps(orders[q]) for q in query_ids]
+
     def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
         """The listwise hook: ``depth - position`` in the LLM's order, or its alpha fusion with the input run."""
-        orders = self.permute(candidates.queries, candidates.docs, candidates.text)
+        if self.engine is None:
+            orders = self.permute(candidates.queries, candidates.docs, candidates.text)
+        else:  # units of whole queries (each query's windows are sequential; queries are independent)
+            from evalkit.engine import Work
+
+            ids = list(candidates.docs)
+            work = Work("permute_queries", (ids, [candidates.queries[q] for q in ids], [list(candidates.docs[q]) for q in ids],
+                                            [[candidates.text(d) for d in candidates.docs[q]] for q in ids]), batch_size=4, what="queries")
+            orders = {q: json.loads(str(order)) for q, order in zip(ids, self.engine.run(self, work))}
         if self.stats.get("unparsed"):
             print(f"rankgpt: {self.stats['unparsed']} of {self.stats['prompts']} answers named no passage "
                   "(input order kept there)", file=sys.stderr)

@@ -122,6 +122,7 @@ class RerankerEnsemble(Reranker):
     """Cross-encoders fine-tuned with a margin ranking loss, fused by RRF (Ant Bridge, ClimateCheck 2025)."""
 
     name = "reranker-ensemble"
+    distributed = "each member's score_pairs, units of whole batches"
     description = "ensemble of margin-loss fine-tuned cross-encoders (BGE rerankers by default), fused by RRF"
     Options = EnsembleOptions
     learnable = True

@@ -128,6 +128,7 @@ class LLMVerifier(LLMSystem, Labeler):
     """Supports / Refutes / NEI by prompting an LLM (one-step, two-step, hybrid, batched)."""
 
     name = "llm-verifier"
+    distributed = "the prompts of whole claims per unit (concurrency = actors)"
     description = "claim verification by LLM prompting: one-step, two-step, hybrid or batched, NEI-share calibration"
     Options = LLMVerifierOptions
     default_max_new_tokens = 16

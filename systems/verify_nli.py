@@ -72,6 +72,7 @@ class NLIVerifier(Labeler):
     """Supports / Refutes / NEI from an NLI classifier with a configurable label mapping."""
 
     name = "nli-verifier"
+    distributed = "class probabilities, units of whole batches in length order"
     description = "claim verification with an NLI sequence classifier (entailment/contradiction/neutral mapped to labels)"
     Options = NLIOptions
 

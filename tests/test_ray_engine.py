@@ -252,3 +252,25 @@ def test_labelers_on_ray_equal_local(strategy, ray_session, tmp_path, monkeypatc
                 assert outputs == local
                 assert len(server.requests) == 2 * asked
                 assert engine.stats.items == {"strategy_labels": 28, "label_claims": 28}
+
+
+def test_rankgpt_on_ray_equals_local(ray_session, tmp_path, monkeypatch):
+    """RankGPT's sliding windows, whole queries per unit, through an OpenAI-compatible server; alpha fusion after."""
+    from fake_llm_server import FakeChatServer
+    from test_rankgpt import corpus_queries_run, oracle
+
+    corpus, _, run = corpus_queries_run(23)
+    queries = Queries([f"q{i}" for i in range(9)], [f"query {i}" for i in range(9)])
+    run = Run.from_scores({q: {f"d{i:02d}": float((i * 5 + j) % 23) for i in range(23)} for j, q in enumerate(queries.ids)}, name="bm25")
+    with FakeChatServer(oracle) as server:
+        outputs = {}
+        for cache in ("local", "ray"):
+            monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / cache))
+            system = load_system("rankgpt", backend="openai", model="fake", base_url=server.base_url, retry_wait=0.01,
+                                 window=8, step=4, passage_words=3, fuse_alpha=0.4)
+            system.engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1)) if cache == "ray" else None
+            outputs[cache] = format_trec_run(system.rerank(corpus, queries, run, depth=20), tag="rankgpt")
+            if cache == "local":
+                asked = len(server.requests)
+        assert outputs["ray"] == outputs["local"]
+        assert len(server.requests) == 2 * asked and system.engine.stats.items == {"permute_queries": 9}

@@ -314,6 +314,7 @@ def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, 
 @click.command("systems")
 def systems():
     """List the registered systems with their options, and the shipped pipeline configs."""
+    from evalkit.engine import distributed_work
     from evalkit.errors import UsageError
     from evalkit.pipeline import shipped_configs
     from evalkit.registry import describe_options, get_system_class, system_names
@@ -326,6 +327,7 @@ def systems():
             continue
         learn = ", trainable" if cls.learnable else ""
         click.echo(f"{name}  ({cls.kind}{learn}) {cls.description}")
+        click.echo(f"    on --engine ray: {distributed_work(cls)}")
         for option, type_name, default, help_text in describe_options(cls):
             click.echo(f"    {option} ({type_name}, default {default!r}): {help_text}")
         click.echo("")
