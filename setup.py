@@ -35,7 +35,8 @@ SYSTEMS = [
 PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6", "statsmodels>=0.14"]
 # the distributed engine (evalkit run --engine ray): Ray Data actor pools
 RAY = ["ray[data]>=2.9"]
-TEST = SYSTEMS + PEERS + RAY + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5"]
+# selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
+TEST = SYSTEMS + PEERS + RAY + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -50,7 +51,7 @@ setup(
     python_requires=">=3.10",
     packages=packages + system_packages,
     package_dir={"evalkit.systems": "systems"},
-    package_data={"evalkit": ["py.typed"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
+    package_data={"evalkit": ["py.typed", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     install_requires=CORE,
     extras_require={
