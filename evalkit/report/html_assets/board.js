@@ -1,0 +1,125 @@
+/* evalkit page: the leaderboard (sortable by any column, marks against the baseline, tied groups, bounds). */
+"use strict";
+
+EK.board = {
+  sort: { key: "rank", dir: 1 },
+
+  init(D) {
+    this.D = D;
+    this.table = document.getElementById("board-table");
+    this.bounds = document.getElementById("show-bounds");
+    this.bounds.addEventListener("change", () => this.render());
+    this.best = D.board.columns.map((_, c) => {
+      let best = -Infinity;
+      for (const row of D.board.rows) if (Number.isFinite(row.values[c]) && row.values[c] > best) best = row.values[c];
+      return best;
+    });
+    this.render();
+    this.legend();
+    this.notRanked();
+  },
+
+  keyOf(row, key) {
+    if (key === "rank") return row.rank;
+    if (key === "name") return row.name.toLowerCase();
+    if (key === "file") return row.file.toLowerCase();
+    if (key === "next") return row.vs_next ? row.vs_next.p_adjusted : Infinity;
+    const value = row.values[key];
+    return Number.isFinite(value) ? value : -Infinity;
+  },
+
+  order() {
+    const { key, dir } = this.sort;
+    const rows = this.D.board.rows.map((row, i) => ({ row, i }));
+    rows.sort((x, y) => {
+      const a = this.keyOf(x.row, key), b = this.keyOf(y.row, key);
+      if (a < b) return -dir;
+      if (a > b) return dir;
+      return x.i - y.i;
+    });
+    return rows.map((x) => x.row);
+  },
+
+  header(label, key, className, title) {
+    const active = this.sort.key === key;
+    const th = EK.el("th", { class: "sortable " + (className || ""), "data-col": String(key), scope: "col",
+      "aria-sort": active ? (this.sort.dir > 0 ? "ascending" : "descending") : "none",
+      onclick: () => this.sortBy(key) }, label);
+    if (title) EK.tip(th, title);
+    return th;
+  },
+
+  sortBy(key) {
+    if (this.sort.key === key) this.sort.dir = -this.sort.dir;
+    else this.sort = { key, dir: typeof key === "number" ? -1 : 1 };
+    this.render();
+  },
+
+  render() {
+    const D = this.D, board = D.board, showBounds = this.bounds.checked, leaderboard = D.meta.kind === "leaderboard";
+    const heads = [this.header("#", "rank", "", "official rank (equal scores share a rank)"), this.header("run", "name", "text")];
+    if (leaderboard) heads.push(this.header("file", "file", "text"));
+    board.columns.forEach((col, c) => {
+      heads.push(this.header(col.official ? col.label + " (official)" : col.label, c, col.official ? "official" : "",
+        (col.official ? "official score; " : "") + "click to sort" + (col.tested ? "" : "; no significance test on this column")));
+    });
+    heads.push(this.header("vs next rank", "next", "text", board.legend.adjacent || "no adjacent tests"));
+    const body = this.order().map((row) => {
+      const cells = [EK.el("td", {}, String(row.rank)), EK.el("td", { class: "name" }, row.name)];
+      if (leaderboard) cells.push(EK.el("td", { class: "text" }, row.file));
+      board.columns.forEach((col, c) => cells.push(this.cell(row, col, c, showBounds)));
+      cells.push(this.nextCell(row));
+      const tr = EK.el("tr", { class: [row.group % 2 ? "group-odd" : "", row.baseline ? "baseline" : ""].join(" ").trim(),
+        "data-run": row.name, "data-group": String(row.group) }, cells);
+      EK.tip(cells[1], () => `${row.file}\ntied group ${row.group + 1}` + (row.unjudged_added ? `\n${row.unjudged_added} retrieved (query, document) pairs are unjudged` : ""));
+      return tr;
+    });
+    EK.clear(this.table).append(EK.el("thead", {}, EK.el("tr", {}, heads)), EK.el("tbody", {}, body));
+  },
+
+  cell(row, col, c, showBounds) {
+    const value = row.values[c], upper = row.upper[c], mark = row.marks[c];
+    const best = Number.isFinite(value) && Math.abs(value - this.best[c]) <= 1e-12;
+    const td = EK.el("td", { class: [best ? "best" : "", col.official ? "official" : ""].join(" ").trim(), "data-value": String(value) },
+      EK.num(value));
+    if (mark) td.append(" ", EK.el("span", { class: mark === "▲" ? "mark-better" : "mark-worse" }, mark));
+    if (showBounds) td.append(EK.el("div", { class: "bound" }, Number.isFinite(upper) ? "↑ " + EK.num(upper) : "↑ n/a"));
+    EK.tip(td, () => {
+      let text = `${row.name} · ${col.label} = ${EK.num(value)}`;
+      text += Number.isFinite(upper) ? `\nunjudged as relevant: ${EK.num(upper)}` : "\nno bound (not a per-query metric)";
+      if (mark) text += `\n${mark} significantly ${mark === "▲" ? "higher" : "lower"} than the baseline ${this.D.meta.baseline}`;
+      return text;
+    });
+    return td;
+  },
+
+  nextCell(row) {
+    const t = row.vs_next;
+    if (!t) return EK.el("td", { class: "text" }, "");
+    const corrected = this.D.board.rows.length > 2;
+    const text = `${t.significant ? ">" : "≈"} p ${EK.pvalue(t.p)}` + (corrected ? ` (adj. ${EK.pvalue(t.p_adjusted)})` : "");
+    const td = EK.el("td", { class: "text " + (t.significant ? "apart" : "tied") }, text);
+    EK.tip(td, `vs ${t.next}: mean difference ${EK.signed(t.difference)} on ${t.n} queries; ` +
+      (t.significant ? "significantly better than the next rank" : "statistically tied with the next rank"));
+    return td;
+  },
+
+  legend() {
+    const L = this.D.board.legend, box = document.getElementById("board-legend");
+    const lines = ["Best value per column in bold.", L.baseline, L.adjacent, L.groups, L.bounds, ...this.D.board.notes];
+    EK.clear(box).append(...lines.filter(Boolean).map((line) => EK.el("p", {}, line)));
+  },
+
+  notRanked() {
+    const box = EK.clear(document.getElementById("not-ranked")), B = this.D.board;
+    if (!B.not_ranked.length) box.append(EK.el("p", { class: "muted" }, this.D.meta.kind === "leaderboard" ? "Every file was ranked." : "Every run was ranked."));
+    else {
+      const rows = B.not_ranked.map((r) => EK.el("tr", {}, EK.el("td", { class: "text" }, r.file), EK.el("td", { class: "text" }, r.problem),
+        EK.el("td", { class: "text" }, r.reason)));
+      box.append(EK.el("table", { class: "data", id: "not-ranked-table" },
+        EK.el("thead", {}, EK.el("tr", {}, EK.el("th", { class: "text" }, "file"), EK.el("th", { class: "text" }, "problem"),
+          EK.el("th", { class: "text" }, "reason"))), EK.el("tbody", {}, rows)));
+    }
+    if (B.skipped.length) box.append(EK.el("p", { class: "muted" }, "Skipped (not run files): " + B.skipped.join(", ")));
+  },
+};
