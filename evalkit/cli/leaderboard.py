@@ -17,6 +17,7 @@ from evalkit.cli.common import (
     TASK_OPTION,
     ZERO_METHOD_OPTION,
 )
+from evalkit.cli.html_output import page_options
 
 
 @click.command()
@@ -42,8 +43,11 @@ from evalkit.cli.common import (
 @COLUMN_OPTION
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
+@click.option("--baseline", "-b", default=None, help="Run the page marks significance against (file, name or rank; default: the first rank).")
+@page_options
 def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zero_method, correction, alpha, seed, output, out_path,
-                missing, relevance_level, depth, gold_format, column, allow_partial, force):
+                missing, relevance_level, depth, gold_format, column, allow_partial, force, baseline, html_path, json_path, queries_path,
+                corpus_path, trust_pickle, top_docs):
     """Rank every run or submission file in FOLDER (zips included) against GOLD.
 
     Official score first, then the task's other metrics; for each pair of
@@ -51,7 +55,12 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
     per-query official metric, Holm-corrected over the adjacent pairs).
     Unreadable files and runs for another split are listed apart with the
     reason; they never stop the ranking.
+
+    --html writes a self-contained HTML page (leaderboard sortable by any
+    column with marks against --baseline, tied groups, the files set apart,
+    and a per-query explorer with figures); --json writes its data.
     """
+    from evalkit.cli.html_output import page_targets, read_texts
     from evalkit.comparison import CompareOptions
     from evalkit.leaderboard import build_leaderboard
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
@@ -61,8 +70,11 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
     if output is None:
         lowered = (out_path or "").lower()
         output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
-    if out_path:
-        check_outputs([out_path, sidecar_of(out_path) if output == "table" else None], force, inputs=[gold])
+    pages = page_targets(html_path, json_path)
+    if out_path or pages:
+        check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages], force,
+                      inputs=[gold, queries_path, corpus_path])
+    texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
     board = build_leaderboard(
         folder, gold, task_name=task, metrics=list(metrics) or None, patterns=patterns, recursive=recursive, missing=missing,
@@ -77,6 +89,7 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
         policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith("depth:")]
     inputs = [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
+    inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
     manifest = build_manifest(
         board.task or None, inputs,
         {
@@ -84,6 +97,7 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
             "missing": policy_name if board.entries else missing, "relevance_level": relevance_level, "depth": depth,
             "allow_partial": allow_partial, "not_ranked": [r.path for r in board.rejected],
+            **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
         },
         seed=seed if test_name == "randomization" else None,
         command="leaderboard",
@@ -94,6 +108,7 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
         text = leaderboard_output.as_markdown(board, policy, manifest)
     else:
         text = leaderboard_output.as_table(board, policy)
+    payloads = page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) if pages else []
     if out_path:
         atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)
         if output == "table":
@@ -101,3 +116,24 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
         click.echo(f"wrote {out_path}", err=True)
     else:
         click.echo(text.rstrip("\n"))
+    for path, content in payloads:
+        atomic_write(path, content, force=force)
+        click.echo(f"wrote {path}", err=True)
+
+
+def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) -> list[tuple[str, str]]:
+    """The HTML page and/or its JSON for a leaderboard (the gold read again for its documents and labels)."""
+    from evalkit.cli.common import pick_run
+    from evalkit.cli.html_output import official_components, page_payloads
+    from evalkit.formats import read_qrels
+    from evalkit.report.page_data import PageInputs
+    from evalkit.tasks import get_task
+
+    names = [e.name for e in board.entries]
+    base = pick_run(baseline, names, [e.file for e in board.entries]) if names else ""
+    components = official_components(get_task(board.task), board.entries[0].scored.score) if names else []
+    inputs = PageInputs(
+        kind="leaderboard", title=f"Leaderboard: {board.task or '?'}", board=board, qrels=read_qrels(gold, gold_format), baseline=base,
+        k=top_docs, texts=texts, corpus=corpus, manifest=manifest, policy=policy, official_components=components,
+    )
+    return page_payloads(inputs, html_path, json_path)

@@ -1,8 +1,9 @@
-"""``evalkit report GOLD RUN... --out reports/NAME.md``: a Markdown report with figures."""
+"""``evalkit report GOLD RUN... --out reports/NAME.md``: a Markdown report with figures; ``--html``: the HTML page."""
 from __future__ import annotations
 
 import click
 
+from evalkit.cli.html_output import page_options
 from evalkit.cli.common import (
     ALLOW_PARTIAL_OPTION,
     ALPHA_OPTION,
@@ -38,7 +39,7 @@ def report_figures(target) -> list:
 @click.command()
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The Markdown report to write (figures go next to it).")
+@click.option("--out", "out_path", default=None, type=click.Path(dir_okay=False), help="The Markdown report to write (figures go next to it).")
 @click.option("--baseline", "-b", default=None, help="Run the others are tested against (file, name or position; default: the first).")
 @click.option("--metric", default=None, help="Per-query metric for query length and wins/losses (default: the official metric).")
 @click.option("--metrics", "-m", multiple=True, help='Leaderboard metrics besides the official one, e.g. "mrr@10 recall@5".')
@@ -62,8 +63,10 @@ def report_figures(target) -> list:
 @COLUMN_OPTION
 @ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
+@page_options
 def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_buckets, test_name, zero_method, permutations,
-           correction, alpha, seed, title, task, missing, relevance_level, depth, run_format, gold_format, column, allow_partial, force):
+           correction, alpha, seed, title, task, missing, relevance_level, depth, run_format, gold_format, column, allow_partial, force,
+           html_path, json_path, queries_path, corpus_path, trust_pickle, top_docs):
     """Write a Markdown report on RUNs scored against GOLD.
 
     Leaderboard (official score first, best per column in bold, significance
@@ -71,9 +74,14 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     rank of the first relevant document (table + PNG), the metric by query
     length (table + PNG), the queries with the largest wins and losses between
     two runs, and a manifest. Figures are written next to the report.
+
+    --html writes the same as one self-contained HTML page (sortable
+    leaderboard, per-query explorer with each run's top documents, bounds
+    with unjudged documents as relevant, figures); --json its data.
     """
     from pathlib import Path
 
+    from evalkit.cli.html_output import official_components, page_payloads, page_targets, read_texts
     from evalkit.comparison import CompareOptions
     from evalkit.errors import UsageError
     from evalkit.manifest import build_manifest, input_entry
@@ -86,10 +94,14 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
         raise UsageError("--top and --length-buckets must be positive")
     compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
     compare_options.check()
-    target = Path(out_path)
-    figure_paths = report_figures(target)
-    stem = target.name[: -len(target.suffix)]
-    check_outputs([target, *figure_paths], force, inputs=[gold, *runs])
+    pages = page_targets(html_path, json_path)
+    if not out_path and not pages:
+        raise UsageError("nothing to write: give --out NAME.md, --html NAME.html and/or --json NAME.json")
+    target = Path(out_path) if out_path else None
+    figure_paths = report_figures(target) if target else []
+    stem = target.name[: -len(target.suffix)] if target else ""
+    check_outputs([target, *figure_paths, *pages], force, inputs=[gold, *runs, queries_path, corpus_path])
+    texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
 
     chosen = parse_metric(metric).label if metric else None
 
@@ -111,22 +123,40 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     label = comparison_metric(the_task, scored[0].score, chosen)
     options = ReportOptions(baseline=base, metric=label, test=test_name, compare=compare_options, pair=chosen_pair, top=top,
                             length_buckets=length_buckets, title=title)
+    text_inputs = [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
     manifest = build_manifest(
         the_task.name,
-        [input_entry("gold", qrels.source)] + [input_entry(f"run:{s.name}", s.run.source) for s in scored],
+        [input_entry("gold", qrels.source)] + [input_entry(f"run:{s.name}", s.run.source) for s in scored] + text_inputs,
         {
             "metrics": list(scored[0].score.values), "metric": label, "baseline": base, "test": test_name,
             "zero_method": zero_method, "permutations": permutations, "correction": correction, "alpha": alpha,
             "pair": list(chosen_pair) if chosen_pair else None, "top": top, "length_buckets": length_buckets,
             "missing": scored[0].score.missing, "relevance_level": relevance_level, "depth": depth, "allow_partial": allow_partial,
+            **({"top_docs": top_docs} if pages else {}),
         },
         seed=seed,
         command="report",
     )
-    result = build_report(the_task.name, qrels, scored, options, stem, manifest, scored[0].score.policy_lines())
+    result = build_report(the_task.name, qrels, scored, options, stem, manifest, scored[0].score.policy_lines()) if target else None
+    payloads = []
+    if pages:
+        from evalkit.report.page_data import PageInputs, board_of_runs
+
+        board = board_of_runs(the_task.name, str(gold), scored, label, test_name, compare_options)
+        inputs = PageInputs(
+            kind="report", title=title or f"evalkit report: {the_task.name}", board=board, qrels=qrels, baseline=base, k=top_docs,
+            texts=texts, corpus=corpus, manifest=manifest, policy=scored[0].score.policy_lines(), pair=chosen_pair,
+            official_components=official_components(the_task, scored[0].score), length_buckets=length_buckets,
+        )
+        payloads = page_payloads(inputs, html_path, json_path)
     for item in scored:
         print_notes(item.notes)
-    for name, png in result.figures.items():
-        atomic_write(target.with_name(name), png, force=force)
-    atomic_write(target, result.markdown, force=force)
-    click.echo(f"wrote {out_path} ({', '.join(result.figures)})", err=True)
+    if result is not None:
+        for name, png in result.figures.items():
+            atomic_write(target.with_name(name), png, force=force)
+        atomic_write(target, result.markdown, force=force)
+        click.echo(f"wrote {out_path} ({', '.join(result.figures)})", err=True)
+    for path, text in payloads:
+        atomic_write(path, text, force=force)
+        click.echo(f"wrote {path}", err=True)
+

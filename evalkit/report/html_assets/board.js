@@ -57,16 +57,16 @@ EK.board = {
 
   render() {
     const D = this.D, board = D.board, showBounds = this.bounds.checked, leaderboard = D.meta.kind === "leaderboard";
-    const heads = [this.header("#", "rank", "", "official rank (equal scores share a rank)"), this.header("run", "name", "text")];
-    if (leaderboard) heads.push(this.header("file", "file", "text"));
+    const heads = [this.header("#", "rank", "", "official rank (equal scores share a rank)"),
+      this.header(leaderboard ? "run (file)" : "run", "name", "text", "click to sort by name")];
     board.columns.forEach((col, c) => {
       heads.push(this.header(col.official ? col.label + " (official)" : col.label, c, col.official ? "official" : "",
         (col.official ? "official score; " : "") + "click to sort" + (col.tested ? "" : "; no significance test on this column")));
     });
     heads.push(this.header("vs next rank", "next", "text", board.legend.adjacent || "no adjacent tests"));
     const body = this.order().map((row) => {
-      const cells = [EK.el("td", {}, String(row.rank)), EK.el("td", { class: "name" }, row.name)];
-      if (leaderboard) cells.push(EK.el("td", { class: "text" }, row.file));
+      const cells = [EK.el("td", {}, String(row.rank)), EK.el("td", { class: "name" }, EK.el("span", { class: "run-name" }, row.name),
+        leaderboard ? EK.el("div", { class: "file" }, row.file) : null)];
       board.columns.forEach((col, c) => cells.push(this.cell(row, col, c, showBounds)));
       cells.push(this.nextCell(row));
       const tr = EK.el("tr", { class: [row.group % 2 ? "group-odd" : "", row.baseline ? "baseline" : ""].join(" ").trim(),
@@ -80,7 +80,7 @@ EK.board = {
   cell(row, col, c, showBounds) {
     const value = row.values[c], upper = row.upper[c], mark = row.marks[c];
     const best = Number.isFinite(value) && Math.abs(value - this.best[c]) <= 1e-12;
-    const td = EK.el("td", { class: [best ? "best" : "", col.official ? "official" : ""].join(" ").trim(), "data-value": String(value) },
+    const td = EK.el("td", { class: best ? "best" : "", "data-value": String(value) },
       EK.num(value));
     if (mark) td.append(" ", EK.el("span", { class: mark === "▲" ? "mark-better" : "mark-worse" }, mark));
     if (showBounds) td.append(EK.el("div", { class: "bound" }, Number.isFinite(upper) ? "↑ " + EK.num(upper) : "↑ n/a"));
@@ -95,10 +95,10 @@ EK.board = {
 
   nextCell(row) {
     const t = row.vs_next;
-    if (!t) return EK.el("td", { class: "text" }, "");
+    if (!t) return EK.el("td", { class: "next" }, "");
     const corrected = this.D.board.rows.length > 2;
-    const text = `${t.significant ? ">" : "≈"} p ${EK.pvalue(t.p)}` + (corrected ? ` (adj. ${EK.pvalue(t.p_adjusted)})` : "");
-    const td = EK.el("td", { class: "text " + (t.significant ? "apart" : "tied") }, text);
+    const text = `${t.significant ? ">" : "≈"} p ${EK.pvalue(t.p, 3)}` + (corrected ? ` · adj. ${EK.pvalue(t.p_adjusted, 3)}` : "");
+    const td = EK.el("td", { class: "next " + (t.significant ? "apart" : "tied") }, text);
     EK.tip(td, `vs ${t.next}: mean difference ${EK.signed(t.difference)} on ${t.n} queries; ` +
       (t.significant ? "significantly better than the next rank" : "statistically tied with the next rank"));
     return td;

@@ -60,9 +60,9 @@ EK.signed = function signed(value) {
   return (value > 0 ? "+" : "") + value.toFixed(4);
 };
 
-EK.pvalue = function pvalue(p) {
+EK.pvalue = function pvalue(p, digits) {
   if (p === null || p === undefined || Number.isNaN(p)) return "n/a";
-  return p >= 0.001 || p === 0 ? p.toFixed(4) : p.toExponential(1);
+  return p >= 0.001 || p === 0 ? p.toFixed(digits || 4) : p.toExponential(1);
 };
 
 EK.PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
