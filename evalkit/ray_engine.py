@@ -44,6 +44,8 @@ class UnitActor:
         import ray
 
         self.system = ray.get(system) if isinstance(system, ray.ObjectRef) else system
+        if hasattr(self.system, "prepare_worker"):
+            self.system.prepare_worker()  # e.g. a model loaded on a CPU driver moves to this actor's GPU
         self.method = getattr(self.system, method)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -91,6 +91,10 @@ class System:
         """Name and options, for manifests."""
         return {"system": self.name, "options": dataclasses.asdict(self.options)}
 
+    def prepare_worker(self) -> None:
+        """Called once in each engine actor after the system arrives there: move an already loaded model to
+        the actor's device (its ``device`` option resolved on the actor, e.g. a GPU the driver lacks)."""
+
     # ------------------------------------------------------------- learning
     def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None) -> "System":
         raise UsageError(f"system {self.name} is not trainable")

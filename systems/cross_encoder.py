@@ -195,6 +195,14 @@ class CrossEncoderReranker(Reranker):
     def model_batch_size(self) -> int:
         return int(self.options.eval_batch_size)
 
+    def prepare_worker(self) -> None:
+        """On an engine actor: a model loaded by the driver moves to the device its option picks there (bf16 on GPU
+        follows from ``precision`` as locally)."""
+        if self._model is not None:
+            from evalkit.systems._models.modelio import pick_device
+
+            self._model.to(pick_device(self.options.device))
+
     def fingerprint(self) -> str:
         """The trained weights' hash (an untrained model is named by its options)."""
         if not self.trained:

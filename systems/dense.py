@@ -248,6 +248,14 @@ class DenseRetriever(Retriever):
         work = Work("embed_sequences", (sequences,), order=order.tolist(), batch_size=self.options.batch_size, what="windows")
         return np.asarray(self.engine.run(self, work), dtype=np.float32)
 
+    def prepare_worker(self) -> None:
+        """On an engine actor: a model loaded by the driver moves to the device its option picks there (bf16 on GPU
+        follows from ``precision`` as locally)."""
+        if self._model is not None:
+            from evalkit.systems._models.modelio import pick_device
+
+            self._model.to(pick_device(self.options.device))
+
     def fingerprint(self) -> str:
         """The weights (engine checkpoint keys)."""
         return self.model_identity()
