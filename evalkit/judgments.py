@@ -69,10 +69,12 @@ def unjudged_as_relevant(run: Run, qrels: Qrels, evaluation: Evaluation) -> tupl
 
     judged = qrels.grades >= 0  # negative grades are unjudged: dropped, so they cannot shadow an added row
     n_docs = max(len(doc_ids), 1)
-    judged_keys = np.unique(qrels.qidx[judged].astype(np.int64) * n_docs + qrels.didx[judged])
-    keys = rq.astype(np.int64) * n_docs + rd
-    added_keys = np.unique(keys[~np.isin(keys, judged_keys)])
-    add_q, add_d = added_keys // n_docs, added_keys % n_docs
+    judged_keys = np.sort(qrels.qidx[judged].astype(np.int64) * n_docs + qrels.didx[judged])
+    keys = rq.astype(np.int64) * n_docs + rd  # unique: first occurrences of (query, document) only
+    if len(judged_keys):
+        at = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
+        keys = keys[judged_keys[at] != keys]
+    add_q, add_d = keys // n_docs, keys % n_docs
     grade = relevant_grade(evaluation)
     labels = None
     if qrels.labels is not None:

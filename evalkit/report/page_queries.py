@@ -4,7 +4,10 @@ Everything is columnar and vectorised (50,000 queries x 100 documents x a few
 runs in seconds): documents are interned once (one code space for every run
 and the gold), each run's ranking is cut to its top ``k`` rows per query
 (offsets into flat arrays), and only the documents that appear there or in
-the gold travel with the page.
+the gold travel with the page. A run's rows carry no scores (the rank is
+what the page shows; 4 bytes a row saved), and their grades are sparse:
+the positions of the judged rows and their grades, as most rows of a pooled
+task are unjudged.
 """
 from __future__ import annotations
 
@@ -49,7 +52,6 @@ class Rows:
     rank: np.ndarray
     doc: np.ndarray  # DocCodes code
     first: np.ndarray
-    score: np.ndarray | None
     label: np.ndarray | None
 
 
@@ -63,7 +65,6 @@ def run_rows(run: Run, page_ids: np.ndarray, codes: DocCodes, depth: int | None)
     doc_codes = codes.codes(run.doc_ids)
     return Rows(
         qpos=qpos[order], rank=ranked.rank[order], doc=doc_codes[ranked.didx[order]], first=ranked.first[order],
-        score=None if ranked.scores is None else ranked.scores[order],
         label=None if ranked.labels is None else ranked.labels[order],
     )
 
@@ -114,14 +115,16 @@ def gold_section(qrels: Qrels, page_ids: np.ndarray, codes: DocCodes) -> tuple[d
 
 
 def top_section(rows: Rows, k: int, n_queries: int, grade_of: GradeLookup) -> tuple[dict[str, Any], np.ndarray]:
+    """A run's top ``k`` per query: offsets and document codes; grades and repeats sparse (most rows are unjudged)."""
     top = rows.rank <= k
     qpos, doc = rows.qpos[top], rows.doc[top]
     grade = grade_of(qpos, doc)
-    grade[~rows.first[top]] = np.nan  # a repeat counts as non-relevant
-    section: dict[str, Any] = {"offsets": offsets(qpos, n_queries), "doc": doc, "grade": Column(grade),
-                               "score": None if rows.score is None else Column(rows.score[top]),
-                               "repeat": Column((~rows.first[top]).astype(np.int64), "u1") if not rows.first.all() else None,
-                               "label": None, "labels": []}
+    repeat = ~rows.first[top]
+    grade[repeat] = np.nan  # a repeat counts as non-relevant
+    judged = np.flatnonzero(~np.isnan(grade))
+    section: dict[str, Any] = {"offsets": offsets(qpos, n_queries), "doc": doc,
+                               "judged_at": Column(judged, "i4"), "judged_grade": Column(grade[judged]),
+                               "repeat_at": Column(np.flatnonzero(repeat), "i4"), "label": None, "labels": []}
     if rows.label is not None:
         section["label"], section["labels"] = intern_labels(rows.label[top])
     return section, doc

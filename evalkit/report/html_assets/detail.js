@@ -93,13 +93,12 @@ EK.detail = {
 
   doc(run, i, rank) {
     const top = run.top, d = top.doc[i], id = this.D.docs.ids[d];
-    const [cls, flag, meaning] = this.gradeClass(top.grade[i], top.repeat ? top.repeat[i] === 1 : false);
+    const [cls, flag, meaning] = this.gradeClass(top.grade[i], top.repeat[i] === 1);
     const doc = this.docText(d), full = [doc.title, doc.text].filter(Boolean).join(" — ");
     const snippet = full.length > 150 ? full.slice(0, 149) + "…" : full;
     const li = EK.el("li", { class: "doc " + cls, "data-doc": id },
       EK.el("span", { class: "rank" }, String(rank)), EK.el("span", { class: "flag" }, flag),
-      EK.el("span", { class: "id" }, id, top.label ? EK.el("span", { class: "label" }, top.labels[top.label[i]]) : null,
-        top.score ? EK.el("span", { class: "muted" }, ` ${EK.num(top.score[i], 3)}`) : null),
+      EK.el("span", { class: "id" }, id, top.label ? EK.el("span", { class: "label" }, top.labels[top.label[i]]) : null),
       snippet ? EK.el("span", { class: "snippet" }, EK.highlight(snippet, this.terms)) : null);
     EK.tip(li, () => `${id}: ${meaning}` + (full ? `\n${full}` : "\n(no document text: pass --corpus)"));
     li.addEventListener("mouseenter", () => { for (const n of document.querySelectorAll(`.doc[data-doc="${CSS.escape(id)}"]`)) n.classList.add("same"); });

@@ -26,10 +26,20 @@ EK.about = function about(D) {
   box.append(EK.el("h2", {}, "Manifest"), EK.el("pre", { class: "manifest", id: "manifest" }, JSON.stringify(D.manifest, null, 2)));
 };
 
+/* A run's top rows carry sparse grades and repeats: expand them to one entry per row (NaN: unjudged). */
+EK.expandTop = function expandTop(top) {
+  const n = top.doc.length;
+  top.grade = new Float32Array(n).fill(NaN);
+  top.judged_at.forEach((row, i) => { top.grade[row] = top.judged_grade[i]; });
+  top.repeat = new Uint8Array(n);
+  top.repeat_at.forEach((row) => { top.repeat[row] = 1; });
+};
+
 EK.start = function start() {
   const t0 = performance.now();
   const raw = JSON.parse(document.getElementById("evalkit-data").textContent);
   const D = EK.decode(raw);
+  for (const run of D.runs || []) EK.expandTop(run.top);
   EK.data = D;
   const M = D.meta;
   document.getElementById("subtitle").textContent = [
