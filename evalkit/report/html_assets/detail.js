@@ -3,6 +3,7 @@
 
 EK.detail = {
   allRuns: false,
+  runsOpen: false,
 
   init(D) { this.D = D; },
 
@@ -27,7 +28,13 @@ EK.detail = {
     const head = EK.el("div", { class: "qtitle" }, close, EK.el("strong", {}, `Query ${id}`),
       D.queries.length ? EK.el("span", { class: "muted" }, ` · ${D.queries.length[q]} tokens`) : null);
     EK.clear(box).append(head, text ? EK.el("p", { id: "query-text" }, text) : EK.el("p", { class: "muted" }, "no query text (the gold has none; pass --queries)"));
-    box.append(EK.el("h3", {}, "Gold"), this.gold(q), EK.el("h3", {}, "Runs on this query"), this.values(q));
+    box.append(EK.el("h3", {}, "Gold"), this.gold(q));
+    const many = D.runs.length > 6;  // many runs: the table folds away, so the rankings stay in view
+    box.append(EK.el("details", { id: "query-runs-box", open: !many || this.runsOpen,
+      ontoggle: (e) => { this.runsOpen = e.target.open; } },
+    EK.el("summary", {}, EK.el("strong", {}, `All ${D.runs.length} runs on this query`),
+      EK.el("span", { class: "muted" }, ` (${EK.state.metric}, unjudged as relevant, first relevant rank, Judged@${D.meta.k}, RBO vs A)`)),
+    this.values(q)));
     const toggle = EK.el("input", { type: "checkbox", id: "all-runs", checked: this.allRuns,
       onchange: (e) => { this.allRuns = e.target.checked; this.show(q); } });
     box.append(EK.el("h3", {}, `Top ${D.meta.k} side by side `), EK.el("label", { class: "muted" }, toggle, " all runs (otherwise A and B)"));
