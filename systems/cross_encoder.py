@@ -30,7 +30,8 @@ from typing import Any, ClassVar, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.systems._models.modelio import autocast, autocast_dtype, device_option, model_load_error, pick_device, precision_option, resolve_model
+from evalkit.systems._models.modelio import autocast, autocast_dtype, device_option, inference_precision_option, model_load_error, pick_device, resolve_model
+from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.registry import register_system
 from evalkit.stages import Reranker, check_fields, option
 
@@ -40,11 +41,14 @@ DEFAULT_DEPTH = 10  # AIRwaves re-scored the first stage's top 10 (the class's d
 
 
 # --------------------------------------------------------------------- shared helpers
-def load_cross_encoder(name_or_path: str | Path, max_length: int, device: str = "auto") -> Any:
+def load_cross_encoder(name_or_path: str | Path, max_length: int, device: str = "auto", backend: str = "torch",
+                       precision: str = "auto") -> Any:
     """A sentence-transformers ``CrossEncoder`` with one output logit, on ``device``.
 
     A folder without a classification head (plain BERT, bi-encoder) gets a
     freshly initialised one-logit head. Failures become one-line UsageErrors.
+    ``backend="onnx"``: scored by ONNX Runtime on the CPU at ``precision``
+    fp32 or int8 (:mod:`evalkit.systems._models.onnx_backend`).
     """
     name_or_path = str(name_or_path)
     target = resolve_model(name_or_path, "cross-encoder model")
@@ -56,13 +60,17 @@ def load_cross_encoder(name_or_path: str | Path, max_length: int, device: str = 
     hf_logging.set_verbosity_error()  # the "newly initialised head" report is expected here
     logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
     try:
-        model = CrossEncoder(target, num_labels=1, max_length=max_length, device=pick_device(device))
+        model = CrossEncoder(target, num_labels=1, max_length=max_length, device="cpu" if backend == "onnx" else pick_device(device))
     except UsageError:
         raise
     except Exception as exc:  # OSError (not a model / offline hub), ValueError (bad config), ...
         raise model_load_error(name_or_path, exc, "cross-encoder model") from None
     if model.num_labels != 1:
         raise UsageError(f"{name_or_path}: cross-encoder has {model.num_labels} outputs; a reranker needs 1")
+    if backend == "onnx":
+        from evalkit.systems._models.onnx_backend import install_onnx
+
+        install_onnx(model, "logits", precision)
     return model
 
 
@@ -129,7 +137,8 @@ class CrossEncoderOptions:
     random_negatives: int = option(1, "negatives per positive drawn at random from the corpus")
     seed: int = option(42, "seed of sampling, head initialisation and shuffling")
     device: str = device_option()
-    precision: str = precision_option()
+    precision: str = inference_precision_option()
+    backend: str = backend_option()
     show_progress: bool = option(True, "tqdm progress bars")
 
 
@@ -145,6 +154,7 @@ class CrossEncoderReranker(Reranker):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        check_backend(self.options.backend, self.options.precision, self.options.device)
         self._model: Any = None
         self.trained = False
 
@@ -156,7 +166,8 @@ class CrossEncoderReranker(Reranker):
             from evalkit.systems._models.modelio import seed_everything
 
             seed_everything(self.options.seed)  # a fresh scoring head is seeded
-            self._model = load_cross_encoder(self.options.model, self.options.max_length, self.options.device)
+            o = self.options
+            self._model = load_cross_encoder(o.model, o.max_length, o.device, o.backend, o.precision)
         return self._model
 
     # ----------------------------------------------------------------- learning
@@ -226,6 +237,7 @@ class CrossEncoderReranker(Reranker):
         system = super().load(folder)
         weights = Path(folder) / MODEL_SUBFOLDER
         if weights.exists():
-            system._model = load_cross_encoder(str(weights), system.options.max_length, system.options.device)
+            o = system.options
+            system._model = load_cross_encoder(str(weights), o.max_length, o.device, o.backend, o.precision)
             system.trained = bool(cls.saved_config(folder).get("trained", False))
         return system  # type: ignore[return-value]

@@ -40,7 +40,8 @@ import numpy as np
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.systems._models.modelio import autocast, autocast_dtype, cache_dir, device_option, model_load_error, pick_device, precision_option, resolve_model
+from evalkit.systems._models.modelio import autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model
+from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.registry import register_system
 from evalkit.stages import Retriever, option
 from evalkit.systems import embedding_cache
@@ -64,7 +65,8 @@ class DenseOptions:
     batch_size: int = option(32, "sequences per encoding batch")
     search_backend: str = option("auto", "exact search: auto (faiss IndexFlatIP if installed, else numpy), numpy, faiss")
     device: str = device_option()
-    precision: str = precision_option()
+    precision: str = inference_precision_option()
+    backend: str = backend_option()
     embedding_cache: str = option("auto", "auto = evalkit cache folder, none = off, or a folder for this corpus")
     lr: float = option(7e-6, "training: AdamW learning rate (AIRwaves: 7e-6 for e5-large-v2)")
     epochs: int = option(1, "training: passes over the (query, positive) pairs")
@@ -102,6 +104,7 @@ class DenseRetriever(Retriever):
             raise UsageError(f"chunk_size={o.chunk_size}, chunk_overlap={o.chunk_overlap}: need 0 <= overlap < size")
         if o.batch_size <= 0 or o.train_batch_size <= 0 or o.max_seq_length < 0 or o.train_max_seq_length < 0:
             raise UsageError("batch_size and train_batch_size must be positive, max_seq_length and train_max_seq_length >= 0")
+        check_backend(o.backend, o.precision, o.device)
         self._model = None
         self._identity: str | None = None
         self.training_log: list[dict[str, float]] = []
@@ -112,7 +115,7 @@ class DenseRetriever(Retriever):
         """The SentenceTransformer, loaded on first use (resolve_model checks local paths)."""
         if self._model is None:
             path = resolve_model(self.options.model, "sentence-transformers model")
-            device = pick_device(self.options.device)
+            device = "cpu" if self.options.backend == "onnx" else pick_device(self.options.device)
             try:
                 from sentence_transformers import SentenceTransformer
 
@@ -125,6 +128,10 @@ class DenseRetriever(Retriever):
                 raise model_load_error(self.options.model, exc, "sentence-transformers model") from None
             if self.options.max_seq_length:
                 model.max_seq_length = self.options.max_seq_length
+            if self.options.backend == "onnx":  # token embeddings from ONNX Runtime (fp32 / int8), pooling as before
+                from evalkit.systems._models.onnx_backend import install_onnx
+
+                install_onnx(model, "features", self.options.precision)
             self._model = model
         return self._model
 

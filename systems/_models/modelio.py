@@ -68,7 +68,7 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
-PRECISIONS = ("auto", "bf16", "bfloat16", "fp16", "float16", "fp32", "float32", "none", "no")
+PRECISIONS = ("auto", "bf16", "bfloat16", "fp16", "float16", "fp32", "float32", "none", "no", "int8")
 
 
 def device_option() -> Any:
@@ -85,12 +85,24 @@ def precision_option() -> Any:
     return option("auto", "mixed precision: auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32")
 
 
+def inference_precision_option() -> Any:
+    """:func:`precision_option` of the systems with an ONNX backend (dense, cross-encoder): int8 too."""
+    from evalkit.stages import option
+
+    return option("auto", "auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32 (torch); "
+                          "fp32 or int8 (dynamic quantisation) with backend=onnx")
+
+
 def autocast_dtype(device: str, precision: str = "auto") -> Any:
     """torch dtype for mixed precision: ``auto`` = bf16 on GPUs that support it, fp16 on others, None on CPU."""
     import torch
 
     if precision not in PRECISIONS:
-        raise UsageError(f"precision {precision!r}: expected auto, bf16, fp16 or fp32")
+        raise UsageError(f"precision {precision!r}: expected auto, bf16, fp16 or fp32 (int8 with backend=onnx)")
+    if precision == "int8":  # quantised inside the ONNX graph (dense / cross-encoder backend=onnx, CPU): no autocast
+        if not device.startswith("cpu"):
+            raise UsageError(f"precision int8 runs in ONNX Runtime on the CPU (backend=onnx), not on {device}")
+        return None
     if precision in ("fp32", "float32", "none", "no"):
         return None
     if precision in ("bf16", "bfloat16"):
