@@ -35,8 +35,11 @@ SYSTEMS = [
 PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6", "statsmodels>=0.14"]
 # the distributed engine (evalkit run --engine ray): Ray Data actor pools
 RAY = ["ray[data]>=2.9"]
+# backend=onnx of dense / cross-encoder: ONNX Runtime inference, onnx for the int8 quantiser (not optimum-onnx, which
+# needs transformers<4.58); ~40 MB of wheels, installs in seconds, its tests take seconds: in the test extra
+ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
-TEST = SYSTEMS + PEERS + RAY + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
+TEST = SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -64,6 +67,7 @@ setup(
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
         "peers": PEERS,
         "ray": RAY,
+        "onnx": ONNX,
         "test": TEST,
         "all": TEST,
     },
