@@ -208,3 +208,30 @@ def test_bad_page_inputs(small, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.html"]
     code, _, err = cli(capsys, "report", gold, a, "--html", existing, "--force")
     assert code == 0 and existing.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_query_and_document_texts_and_run_labels(small, tmp_path, capsys):
+    _, gold, a, b, _ = small
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("".join(f"{i}\tother text {i}\n" for i in range(1, 31)))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": f"doc{i}", "title": f"Title {i}", "text": "word " * 400}) + "\n" for i in range(1, 31)))
+    out = tmp_path / "texts.json"
+    code, _, err = cli(capsys, "report", gold, a, "--json", out, "--queries", queries, "--corpus", corpus)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["queries"]["text"][:2] == ["other text 1", "other text 2"] and data["queries"]["length"][:1] == [3]
+    docs = dict(zip(data["docs"]["ids"], data["docs"]["title"]))
+    assert docs["doc1"] == "Title 1" and docs["x1_0"] == ""  # fillers are not in the corpus
+    assert all(len(text) <= 1200 for text in data["docs"]["text"])  # long texts are cut for the page
+    assert {entry["role"] for entry in data["manifest"]["inputs"]} >= {"gold", "run:a", "queries", "corpus"}
+
+    gold_cc, run_cc = tmp_path / "gold.csv", tmp_path / "run.csv"
+    gold_cc.write_text(CC_GOLD)
+    run_cc.write_text("claim_id,abstract_id,rank,label\nc1,a3,1,Supports\nc1,zz,2,Refutes\nc2,b1,1,Supports\n")
+    code, _, err = cli(capsys, "report", gold_cc, run_cc, "--json", tmp_path / "verification.json", "--allow-partial")
+    assert code == 0, err
+    data = json.loads((tmp_path / "verification.json").read_text())
+    top = data["runs"][0]["top"]
+    assert data["meta"]["task"] == "climatecheck2025-verification"
+    assert [top["labels"][x] for x in top["label"]] == ["Supports", "Refutes", "Supports"]
