@@ -11,7 +11,9 @@ from conftest import CT4B, GOLD_4B, shared_or_skip
 from evalkit.cli import main
 from html_browser import browser_or_reason, console_problems, open_page, start_chromium, synthetic_page
 
-GOLD = "post_id\ttweet_text\tcord_uid\n" + "".join(f"{i}\tdo masks stop the spread of covid number {i}\tdoc{i}\n" for i in range(1, 41))
+HOSTILE = "masks </script><script>alert(1)</script> <img src=x onerror=alert(2)> & <!--"
+GOLD = "post_id\ttweet_text\tcord_uid\n" + "".join(f"{i}\tdo masks stop the spread of covid number {i}\tdoc{i}\n" for i in range(1, 40)) + \
+    f"40\t{HOSTILE}\tdoc40\n"
 LOAD_LIMIT_S = 5.0  # a 50,000-query page must be usable within a few seconds
 
 
@@ -67,6 +69,10 @@ def test_page_loads_without_console_errors_on_every_tab(driver, small_page):
     rows = driver.find_elements(By.CSS_SELECTOR, "#board-table tbody tr")
     assert [r.get_attribute("data-run") for r in rows] == [r["name"] for r in data["board"]["rows"]]
     assert driver.find_element(By.ID, "manifest").get_attribute("textContent").count('"command": "report"') == 1
+    driver.find_element(By.CSS_SELECTOR, "#tabs button[data-tab=queries]").click()
+    driver.find_element(By.ID, "query-search").send_keys("40\n")
+    assert driver.find_element(By.ID, "query-text").text == HOSTILE  # markup in a query stays text
+    assert not driver.find_elements(By.CSS_SELECTOR, "#query-detail img") and console_problems(driver) == []
 
 
 def test_clicking_a_header_resorts_the_leaderboard(driver, small_page):

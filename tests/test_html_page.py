@@ -15,7 +15,8 @@ from conftest import CT4B, GOLD_4B, shared_or_skip
 from evalkit.cli import main
 from evalkit.stats.rank_correlation import rbo
 
-GOLD = "post_id\ttweet_text\tcord_uid\n" + "".join(f"{i}\ttweet number {i} about vaccines\tdoc{i}\n" for i in range(1, 31))
+HOSTILE = "</script><script>alert(1)</script> <!-- & <b>bold</b> \u2028"
+GOLD = "post_id\ttweet_text\tcord_uid\n" + "".join(f"{i}\ttweet number {i} about vaccines\tdoc{i}\n" for i in range(1, 30)) + f"30\t{HOSTILE}\tdoc30\n"
 CC_GOLD = """claim_id,claim,abstract_id,annotation
 c1,Sea levels rise,a1,Supports
 c1,Sea levels rise,a2,Refutes
@@ -86,7 +87,8 @@ def test_page_is_self_contained(small):
     folder, *_ = small
     html = (folder / "p.html").read_text()
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=|@import|https?://(?!www\.w3\.org/2000/svg)", html)
-    assert html.count("<script") == 2 and "</script>" not in embedded_blob(html)
+    assert html.count("<script") == 2 and "</script>" not in embedded_blob(html) and "<" not in embedded_blob(html)
+    assert embedded(html)["queries"]["text"][-1] == HOSTILE  # markup in the data stays text
 
 
 def same(x, y) -> bool:
