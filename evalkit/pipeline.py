@@ -44,13 +44,15 @@ refused before any work starts.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
@@ -269,6 +271,7 @@ class Pipeline:
         """``format_options`` names, per run-file stage, the option that forces its format (for errors;
         default ``format = ...`` in that stage); ``engine`` (:mod:`evalkit.engine`) runs the rerankers' model calls."""
         self.engine = engine
+        self.timings: dict[str, float] = {}  # wall seconds per step, in order ("fit dense", "run ce", ...)
         from evalkit.fusion import get_method
         from evalkit.registry import get_system_class
 
@@ -326,6 +329,15 @@ class Pipeline:
             run = call(corpus, queries, runs[self._input_of(spec)], **depth)
         return run.with_name(spec.name)
 
+    @contextlib.contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        """Wall seconds of ``step`` into :attr:`timings` (fit, runs on the training queries, runs)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
+
     def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None) -> None:
         """Fit every learnable stage in order on the training queries (earlier stages run on them first)."""
         from evalkit.seeding import seed_everything
@@ -344,13 +356,15 @@ class Pipeline:
                 first_stage = runs.get(source) if source and self.systems[spec.name].kind != "retriever" else None
                 if first_stage is not None and len(first_stage.query_ids) == 0:
                     first_stage = None  # a run file without the training queries: the system mines its own candidates
-                self.systems[spec.name].fit(corpus, queries, qrels, first_stage=first_stage)
-                if spec.save:
-                    self.systems[spec.name].save(spec.save)
+                with self._timed(f"fit {spec.name}"):
+                    self.systems[spec.name].fit(corpus, queries, qrels, first_stage=first_stage)
+                    if spec.save:
+                        self.systems[spec.name].save(spec.save)
             if spec.name != self.config.stages[last].name:
                 if progress:
                     progress(f"running {spec.name} on the training queries")
-                runs[spec.name] = self._stage(spec, corpus, queries, runs)
+                with self._timed(f"{spec.name} on the training queries"):
+                    runs[spec.name] = self._stage(spec, corpus, queries, runs)
 
     def run(self, corpus: Corpus, queries: Queries, progress: Progress | None = None) -> dict[str, Run]:
         """Every stage's run, in order; the result is ``runs[config.output_stage]``."""
@@ -362,7 +376,8 @@ class Pipeline:
                 what = f"fuse {', '.join(spec.fuse or [])} ({spec.method})" if spec.is_fusion else spec.system or f"run file {spec.run}"
                 progress(f"stage {spec.name}: {what}")
             seed_everything(self.config.seed)
-            runs[spec.name] = self._stage(spec, corpus, queries, runs)
+            with self._timed(f"run {spec.name}"):
+                runs[spec.name] = self._stage(spec, corpus, queries, runs)
             if spec.is_file and progress and len(runs[spec.name].query_ids) < len(queries):
                 progress(f"stage {spec.name}: {len(queries) - len(runs[spec.name].query_ids)} of {len(queries)} queries are not in {spec.run}")
         return runs

@@ -103,6 +103,10 @@ options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Eno
     assert [s["name"] for s in manifest["options"]["config"]["stages"]] == ["bm25", "dense", "rrf", "ce", "rankgpt", "labels"]
     assert {e["role"] for e in manifest["inputs"]} == {"corpus", "queries", "train-queries", "train-qrels"}
     assert "all-kinds.rankgpt" in (tmp_path / "all.md").read_text() or "run.rankgpt" in (tmp_path / "all.md").read_text()
+    seconds = manifest["options"]["stage_seconds"]  # where the time went: fits, training-query runs, runs
+    assert {"fit dense", "fit ce", "run rankgpt", "run labels"} <= set(seconds) and all(v >= 0 for v in seconds.values())
+    assert "## Time per stage" in (tmp_path / "all.md").read_text() and "| fit ce |" in (tmp_path / "all.md").read_text()
+    assert "time per stage: " in err
 
 
 def test_cli_reranks_a_run_file_with_one_system(tmp_path):

@@ -215,8 +215,9 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
 
         written = write_submission(result, submit_task, submission_target, gold, force, command="run")
         _echo(f"wrote {written} ({submit_task} submission, validated)")
+    _echo("time per stage: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in pipeline.timings.items()))
     options = {"config": pipeline_config.as_dict(), "config_file": pipeline_config.path, "versions": versions(),
-               "engine": pipeline.engine.describe()}
+               "engine": pipeline.engine.describe(), "stage_seconds": pipeline.timings}
     manifest = build_manifest(submit_task, inputs, options, seed=pipeline_config.seed, command="run")
     atomic_write(out, format_trec_run(result, tag=pipeline_config.name), force=force)
     write_sidecar(out, manifest)
@@ -229,6 +230,12 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
     if gold:
         _score_and_report(click.get_current_context(), result, gold, stage_paths, report_path, force)
+    if report_path:  # the report ends with where the time went
+        rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in pipeline.timings.items())
+        total = sum(pipeline.timings.values())
+        section = (f"\n## Time per stage\n\nWall seconds of `evalkit run` (engine {pipeline.engine.name}).\n\n"
+                   f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
+        atomic_write(Path(report_path), Path(report_path).read_text(encoding="utf-8") + section, force=True)
 
 
 def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_cpus, num_gpus):
