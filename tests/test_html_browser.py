@@ -146,6 +146,9 @@ def test_filters_and_figures_follow_the_chosen_pair(driver, small_page):
     assert len(driver.find_elements(By.CSS_SELECTOR, "#fig-topic rect.topic-bar")) == nonzero
     assert len(driver.find_elements(By.CSS_SELECTOR, "#fig-rank rect.bar")) > 0
     assert len(driver.find_elements(By.CSS_SELECTOR, "#fig-length rect.bar")) > 0
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#fig-rank .svg-legend span")) == 3  # few runs: all of them
+    driver.find_element(By.ID, "figure-runs").click()
+    assert [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#fig-rank .svg-legend span")] == ["weak", "strong"]  # A and B
     assert console_problems(driver) == []
 
 

@@ -2,12 +2,21 @@
 "use strict";
 
 EK.figures = {
-  W: 920, H: 280, M: { left: 56, right: 16, top: 16, bottom: 44 },
+  W: 920, H: 280, M: { left: 72, right: 16, top: 16, bottom: 44 },
 
   init(D) {
     this.D = D;
+    const box = document.getElementById("figure-runs");
+    box.checked = D.runs.length <= 6;  // many runs: A and B only, unless asked
+    box.addEventListener("change", () => this.render());
+    this.allRuns = box;
     EK.onChange(() => this.render());
     this.render();
+  },
+
+  shown() {
+    const s = EK.state;
+    return this.allRuns.checked ? this.D.runs.map((_, r) => r) : (s.a === s.b ? [s.a] : [s.a, s.b]);
   },
 
   render() {
@@ -91,14 +100,14 @@ EK.figures = {
       });
       root.append(EK.svg("text", { x: x0 + group * 0.4, y: top + h + 16, "text-anchor": "middle", fill: "#333" }, cat));
     });
-    root.append(EK.svg("text", { x: 14, y: top + h / 2, transform: `rotate(-90 14 ${top + h / 2})`, "text-anchor": "middle", fill: "#555" }, yLabel));
+    root.append(EK.svg("text", { x: 12, y: top + h / 2, transform: `rotate(-90 12 ${top + h / 2})`, "text-anchor": "middle", fill: "#555" }, yLabel));
     fig.insertBefore(EK.el("div", { class: "svg-legend" }, series.map((sr) => EK.el("span", { style: `--c: ${sr.colour}` }, sr.name))), root);
   },
 
   rank() {
     const F = this.D.figures;
-    const series = this.D.runs.map((run, r) => {
-      const counts = F.first_relevant[r], total = counts.reduce((a, b) => a + b, 0) || 1;
+    const series = this.shown().map((r) => {
+      const run = this.D.runs[r], counts = F.first_relevant[r], total = counts.reduce((a, b) => a + b, 0) || 1;
       return { name: run.name, colour: EK.colour(r), values: counts.map((c) => (100 * c) / total) };
     });
     this.bars("fig-rank", "Rank of the first relevant document",
@@ -114,8 +123,8 @@ EK.figures = {
       return;
     }
     const L = D.queries.length;
-    const series = D.runs.map((run, r) => {
-      const values = run.values[metric];
+    const series = this.shown().map((r) => {
+      const run = D.runs[r], values = run.values[metric];
       return { name: run.name, colour: EK.colour(r), values: F.length_buckets.map((b) => {
         let sum = 0, n = 0;
         for (let q = 0; q < L.length; q++) if (L[q] >= b.low && L[q] <= b.high && !Number.isNaN(values[q])) { sum += values[q]; n++; }
