@@ -31,7 +31,7 @@ from typing import Any, Iterator, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
-from evalkit.systems._models.modelio import cache_dir, device_option, pick_device, precision_option, settings_key, weights_sha256
+from evalkit.systems._models.modelio import cache_dir, check_torch_precision, device_option, pick_device, precision_option, settings_key, weights_sha256
 from evalkit.registry import load_system, register_system
 from evalkit.stages import Retriever, option
 from evalkit.textio import atomic_write
@@ -108,6 +108,7 @@ class DocT5Query(Retriever):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
+        check_torch_precision(self.name, o.precision)
         if o.num_expansions < 1 or o.max_new_tokens < 1 or o.generation_batch_size < 1 or o.batch_size < 1:
             raise UsageError("doct5query: num_expansions, max_new_tokens and batch sizes must be >= 1")
         if o.epochs < 0 or o.lr <= 0 or not 0 < o.top_p <= 1 or o.top_k < 0:

@@ -130,6 +130,9 @@ class RerankerEnsemble(Reranker):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        from evalkit.systems._models.modelio import check_torch_precision
+
+        check_torch_precision(self.name, getattr(self.options, "precision", "auto"))
         self.member_configs = self.parse_configs()
         self.members: list[CrossEncoderReranker] = []
 

@@ -76,6 +76,12 @@ class NLIVerifier(Labeler):
     description = "claim verification with an NLI sequence classifier (entailment/contradiction/neutral mapped to labels)"
     Options = NLIOptions
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        from evalkit.systems._models.modelio import check_torch_precision
+
+        check_torch_precision(self.name, self.options.precision)
+
     def load(self) -> tuple[Any, Any, dict[int, str], str]:
         """(tokenizer, model, class -> label, device), loaded once."""
         if "_loaded" not in self.__dict__:

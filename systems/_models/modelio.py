@@ -113,6 +113,13 @@ def inference_precision_option() -> Any:
                           "fp32 or int8 (dynamic quantisation) with backend=onnx")
 
 
+def check_torch_precision(system: str, precision: str) -> None:
+    """One line for ``precision=int8`` on a system without an ONNX backend (only dense and cross-encoder have one)."""
+    if precision == "int8":
+        raise UsageError(f"{system}: precision int8 needs backend=onnx, which only dense and cross-encoder have "
+                         "(choose auto, bf16, fp16 or fp32)")
+
+
 def autocast_dtype(device: str, precision: str = "auto") -> Any:
     """torch dtype for mixed precision: ``auto`` = bf16 on GPUs that support it, fp16 on others, None on CPU."""
     import torch
