@@ -4,6 +4,7 @@ and a tiny local causal LM through the transformers backend. No network."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import json
 import socket
 
@@ -163,5 +164,7 @@ def test_packaged_smollm2_answers_a_rankgpt_prompt_through_transformers():
     passages = ["Coral reefs bleach in warm water.", "Vitamin D supplements reduced hip fractures in older adults.", "Coal plants emit CO2."]
     answer = backend.chat([permutation_prompt("Vitamin D prevents fractures", passages, single_turn=True)], max_new_tokens=16)[0]
     assert isinstance(answer, str) and answer.strip()
-    order, _ = parse_permutation(answer, 3)
-    assert sorted(order) == [0, 1, 2]
+    order, named = parse_permutation(answer, 3)
+    # what the model itself gave (greedy decoding: it names passages [1] and [2]), not the filled-in rest
+    given = list(dict.fromkeys(int(n) - 1 for n in re.findall(r"\[(\d+)\]", answer) if 1 <= int(n) <= 3))
+    assert named >= 1 and order[:named] == given[:named]
