@@ -49,7 +49,6 @@ class Format:
     description: str
     sniff: Callable[[Sample], bool]
     read: Callable[..., object]
-    extensions: tuple[str, ...] = field(default=())
 
 
 _REGISTRY: dict[str, Format] = {}
