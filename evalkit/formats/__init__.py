@@ -49,6 +49,7 @@ class Format:
     description: str
     sniff: Callable[[Sample], bool]
     read: Callable[..., object]
+    extensions: tuple[str, ...] = field(default=())
 
 
 _REGISTRY: dict[str, Format] = {}
