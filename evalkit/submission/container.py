@@ -2,23 +2,23 @@
 
 Unlike :func:`evalkit.textio.load`, which refuses anything unusual, this
 reports what an upload site would trip over as problems and still hands back
-the text so the content can be checked too. Only files that cannot be read at
-all (missing, not a zip although named one, a member escaping the archive)
-raise :class:`~evalkit.errors.InputError` (exit code 2).
+the text so the content can be checked too. Only files that cannot be read
+at all (missing, not a zip although named one, a member escaping the
+archive) raise :class:`~evalkit.errors.InputError` (exit code 2). Both read
+through the same :mod:`evalkit.textio` layer (bounded reading, gzip, zip
+member names, BOM / line ends / UTF-8); only the policy differs.
 """
 from __future__ import annotations
 
 import csv
 import io
 import os
-import zipfile
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
 
-from evalkit.errors import InputError
 from evalkit.submission.problems import Problems
-from evalkit.textio import BOM, EMPTY_ZIP_MAGIC, GZIP_MAGIC, ZIP_MAGIC, gunzip_bounded, read_input_bytes, read_zip_member
+from evalkit.textio import container_of, gunzip_bounded, normalise, open_zip, read_input_bytes, read_zip_member, utf8_errors, zip_entries
 
 csv.field_size_limit(1 << 30)
 
@@ -36,30 +36,12 @@ class SubmissionText:
         return f"{self.path}/{self.member}" if self.member else self.path
 
 
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """A regular file's bytes, bounded (:func:`evalkit.textio.read_input_bytes`)."""
-    return read_input_bytes(path)
-
-
 def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple[bytes, str] | None:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile as exc:
-        raise InputError(path, f"not a readable zip archive ({exc})") from None
-    with archive:
-        data, extras, folders = [], [], []
-        for info in archive.infolist():
-            pure = PurePosixPath(info.filename.replace("\\", "/"))
-            if pure.is_absolute() or ".." in pure.parts:
-                raise InputError(path, f"zip member {info.filename!r} has a path outside the archive")
-            if pure.parts and pure.parts[0] == "__MACOSX" or pure.name.startswith("."):
-                extras.append(info.filename)
-            elif info.is_dir():
-                folders.append(info.filename)
-            else:
-                data.append(info)
-        if extras:
-            problems.warning("zip layout", f"zip holds extra entries ({', '.join(extras[:3])}); upload sites may read them")
+    with open_zip(raw, path) as archive:
+        entries = zip_entries(archive, path)
+        data = entries.data
+        if entries.extras:
+            problems.warning("zip layout", f"zip holds extra entries ({', '.join(entries.extras[:3])}); upload sites may read them")
         if not data:
             problems.error("zip layout", "zip holds no file")
             return None
@@ -71,7 +53,7 @@ def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple
                 return None
             data = preferred
         info = data[0]
-        if folders or "/" in info.filename.replace("\\", "/"):
+        if entries.folders or "/" in info.filename.replace("\\", "/"):
             problems.error("zip layout", f"zip holds a folder ({info.filename!r}); put {member_name} at the top level of the zip")
         elif info.filename != member_name:
             problems.warning("zip layout", f"zip member is {info.filename!r}; the official name is {member_name!r}")
@@ -80,33 +62,29 @@ def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple
 
 def decode_leniently(data: bytes, problems: Problems) -> str:
     """UTF-8 text with LF line ends; BOM, CRLF and bad bytes become problems."""
-    if data.startswith(BOM):
+    normalised = normalise(data)
+    if normalised.had_bom:
         problems.warning("encoding", "starts with a UTF-8 byte order mark (BOM)", 1)
-        data = data[len(BOM):]
-    if b"\r" in data:
-        problems.warning("encoding", "Windows (CRLF) or old Mac (CR) line ends", data.count(b"\n", 0, data.index(b"\r")) + 1)
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.error("encoding", f"not UTF-8 text (byte 0x{line[exc.start]:02x})", number)
-    return data.decode("utf-8", errors="replace")
+    if normalised.first_cr_line is not None:
+        problems.warning("encoding", "Windows (CRLF) or old Mac (CR) line ends", normalised.first_cr_line)
+    data = normalised.data
+    bad = False
+    for line, byte in utf8_errors(data):
+        problems.error("encoding", f"not UTF-8 text (byte 0x{byte:02x})", line)
+        bad = True
+    return data.decode("utf-8", errors="replace") if bad else data.decode("utf-8")
 
 
 def open_submission(path: str | os.PathLike, member_name: str, problems: Problems) -> SubmissionText | None:
     """Read ``path`` (plain, gzip or zip) leniently; ``None`` when no content can be checked."""
     path = str(path)
-    raw = read_bytes(path)
+    raw = read_input_bytes(path)
     member = None
-    if raw.startswith(GZIP_MAGIC):
+    container = container_of(raw)
+    if container == "gzip":
         problems.warning("container", "gzip-compressed; upload sites expect a plain file or a zip")
         raw = gunzip_bounded(raw, path)
-    elif raw.startswith(ZIP_MAGIC) or raw.startswith(EMPTY_ZIP_MAGIC):
+    elif container == "zip":
         unzipped = _unzip(raw, path, member_name, problems)
         if unzipped is None:
             return None
