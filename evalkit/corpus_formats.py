@@ -6,7 +6,7 @@ one) and return a :class:`~evalkit.corpus.Corpus` / :class:`~evalkit.corpus.Quer
 * ``beir-jsonl`` -- one JSON object a line: ``_id``, ``title``, ``text``, ``metadata``
   (BEIR corpus.jsonl / queries.jsonl; ``id``/``doc_id``/``cord_uid`` also taken).
 * ``table`` -- CSV / TSV with a header, or Parquet; columns found by their usual
-  names (:data:`COLUMN_ALIASES`) or mapped explicitly, ``columns={"text": "abstract"}``.
+  names (:data:`evalkit.columns.COLLECTION_FIELDS`) or mapped explicitly, ``columns={"text": "abstract"}``.
   The 4b query tweets (``post_id``, ``tweet_text``) and ClimateCheck claims read here.
 * ``id-text`` -- header-less ``id<TAB>text`` lines (NFCorpus ``.docs`` / ``.queries``).
 * ``trec-sgml`` -- ``<DOC><DOCNO>id</DOCNO> ... </DOC>`` (TREC collections, MEDLINE ``MED.ALL``).
@@ -27,21 +27,12 @@ import os
 import re
 from typing import Callable, Iterator, Mapping
 
+from evalkit.columns import COLLECTION_DOC_ID, COLLECTION_FIELDS, COLLECTION_ID, COLLECTION_QUERY_ID
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Source
 from evalkit.errors import InputError, UsageError
 from evalkit.textio import LoadedFile, check_regular, load, parse_json
 
-DOC_ID_ALIASES = ("_id", "id", "doc_id", "docid", "doc-id", "corpus-id", "cord_uid", "abstract_id", "pmid")
-QUERY_ID_ALIASES = ("_id", "id", "post_id", "claim_id", "query_id", "query-id", "qid", "topic_id")
-ID_ALIASES = DOC_ID_ALIASES + QUERY_ID_ALIASES
-COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
-    "title": ("title", "doc_title"),
-    "text": ("text", "abstract", "body", "contents", "content", "tweet_text", "tweet", "claim", "query", "question"),
-    "authors": ("authors", "author"),
-    "journal": ("journal", "venue"),
-    "source": ("source", "source_x"),
-}
 SKIP_JSON_KEYS = {"metadata"}
 Record = tuple[int, dict[str, str]]  # (line, {field: value}) with the id under "_id"
 
@@ -51,13 +42,13 @@ def _canonical(record: Mapping[str, object], mapping: Mapping[str, str], label: 
     """Rename the columns of one record to evalkit's field names (``_id``, ``title``, ``text``, ...)."""
     out: dict[str, str] = {}
     keys = {k.strip().lower(): k for k in record}
-    aliases = QUERY_ID_ALIASES if mapping.get("__kind__") == "query" else DOC_ID_ALIASES
+    aliases = COLLECTION_QUERY_ID if mapping.get("__kind__") == "query" else COLLECTION_DOC_ID
     id_key = mapping.get("id") or next((keys[a] for a in aliases if a in keys), None)
     if id_key is None or id_key not in record:
         raise InputError(label, f"no id column (expected one of {', '.join(aliases)}, or map one with id=COLUMN)", line)
     out["_id"] = _text(record[id_key]).strip()
     taken = {id_key}
-    for field, aliases in COLUMN_ALIASES.items():
+    for field, aliases in COLLECTION_FIELDS.items():
         key = mapping.get(field) or next((keys[a] for a in aliases if a in keys and keys[a] not in taken), None)
         if key is not None and key in record:
             out[field] = _text(record[key])
@@ -279,7 +270,7 @@ def detect(path: str, head: bytes, id_column: str | None = None) -> str:
         return "smart"
     first = text.split("\n", 1)[0].lower()
     cells = [c.strip().strip('"') for c in re.split(r"[\t,]", first)]
-    if any(c in ID_ALIASES or c == (id_column or "").lower() for c in cells) or name.endswith(".csv"):
+    if any(c in COLLECTION_ID or c == (id_column or "").lower() for c in cells) or name.endswith(".csv"):
         return "table"
     if "\t" in first:
         return "id-text"

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from evalkit.columns import KNOWN_HEADER
 from evalkit.errors import InputError, UsageError
 from evalkit.textio import LoadedFile, load
-
-KNOWN_COLUMNS = ("post_id", "preds", "cord_uid", "claim_id", "abstract_id", "query-id", "corpus-id", "annotation")
 
 
 @dataclass(frozen=True)
@@ -98,7 +97,7 @@ def detect(loaded: LoadedFile, kind: str, option: str = "--format") -> Format:
             what = "a gold/qrels file" if other == "qrels" else "a run"
             raise InputError(loaded.label, f"looks like {what} ({fmt.name}), not a {'run' if kind == 'run' else 'gold file'}")
     first = sample.first
-    if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_COLUMNS):
+    if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_HEADER):
         raise InputError(loaded.label, f"header {first.strip()!r} is not tab- or comma-separated", 1)
     names = ", ".join(f.name for f in formats(kind))
     raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with {option})", 1)

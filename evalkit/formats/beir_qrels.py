@@ -1,28 +1,26 @@
 """BEIR qrels: a headed TSV ``query-id<TAB>corpus-id<TAB>score``."""
 from __future__ import annotations
 
+from evalkit.columns import BEIR_DOC_ID, BEIR_GRADE, BEIR_QUERY_ID
 from evalkit.data import Qrels
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import header_delimiter, find_column, parse_score, read_delimited
 from evalkit.formats.trec_qrels import check_unique_pairs
 from evalkit.textio import LoadedFile
 
-QUERY_COLUMNS = ("query-id", "query_id", "qid")
-DOC_COLUMNS = ("corpus-id", "corpus_id", "doc-id", "doc_id", "docid")
-GRADE_COLUMNS = ("score", "relevance", "grade", "label")
 
 
 def sniff(sample: Sample) -> bool:
     columns = sample.columns()
-    return bool(columns & set(QUERY_COLUMNS)) and bool(columns & set(DOC_COLUMNS))
+    return bool(columns & set(BEIR_QUERY_ID)) and bool(columns & set(BEIR_DOC_ID))
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:
     header, records = read_delimited(loaded, header_delimiter(loaded))
     label = loaded.label
-    qcol = find_column(header, QUERY_COLUMNS, label, "query id")
-    dcol = find_column(header, DOC_COLUMNS, label, "document id")
-    gcol = find_column(header, GRADE_COLUMNS, label, "grade")
+    qcol = find_column(header, BEIR_QUERY_ID, label, "query id")
+    dcol = find_column(header, BEIR_DOC_ID, label, "document id")
+    gcol = find_column(header, BEIR_GRADE, label, "grade")
     qids, docs, grades, lines = [], [], [], []
     for line, fields in records:
         qids.append(fields[qcol].strip())

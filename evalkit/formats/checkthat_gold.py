@@ -5,6 +5,7 @@ Tweets may hold quoted newlines. A post_id listed twice is an error.
 """
 from __future__ import annotations
 
+from evalkit.columns import CHECKTHAT_TWEET_TEXT
 from evalkit.data import Qrels
 from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
@@ -22,7 +23,7 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     label = loaded.label
     id_col = find_column(header, ("post_id",), label, "query id")
     doc_col = find_column(header, ("cord_uid",), label, "gold document")
-    text_col = next((i for i, h in enumerate(header) if h.lower() in ("tweet_text", "text", "query")), None)
+    text_col = next((i for i, h in enumerate(header) if h.lower() in CHECKTHAT_TWEET_TEXT), None)
     qids, docs, texts, first_line = [], [], {}, {}
     for line, fields in records:
         query, doc = fields[id_col].strip(), fields[doc_col].strip()

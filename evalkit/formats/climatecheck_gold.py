@@ -7,10 +7,10 @@ Supports and Refutes are relevant (grade 1), NEI is judged non-relevant
 """
 from __future__ import annotations
 
+from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_CLAIM_TEXT
 from evalkit.data import Qrels
 from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
-from evalkit.formats.climatecheck_run import ABSTRACT_COLUMNS
 from evalkit.formats.tables import find_column, header_delimiter, read_delimited
 from evalkit.formats.trec_qrels import check_unique_pairs
 from evalkit.labels import GRADES, LABELS, normalize_label
@@ -26,9 +26,9 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     header, records = read_delimited(loaded, header_delimiter(loaded))
     label = loaded.label
     ccol = find_column(header, ("claim_id",), label, "claim id")
-    acol = find_column(header, ABSTRACT_COLUMNS, label, "abstract id")
+    acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
     lcol = find_column(header, ("annotation",), label, "annotation")
-    tcol = next((i for i, h in enumerate(header) if h.lower() in ("claim", "claim_text", "text")), None)
+    tcol = next((i for i, h in enumerate(header) if h.lower() in CLIMATECHECK_CLAIM_TEXT), None)
     claims, abstracts, labels, texts, lines = [], [], [], {}, []
     written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "annotation": []}
     for line, fields in records:

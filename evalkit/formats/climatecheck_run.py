@@ -11,20 +11,19 @@ scorer cannot read are refused: no claim_id / abstract_id / rank column.
 """
 from __future__ import annotations
 
+from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_LABEL
 from evalkit.data import Run
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import find_column, header_delimiter, read_delimited
 from evalkit.labels import LABELS, normalize_label
 from evalkit.textio import LoadedFile
 
-ABSTRACT_COLUMNS = ("abstract_id", "abstract_original_index")
-LABEL_COLUMNS = ("label", "prediction", "annotation")
 OFFICIAL_LOWER = {label.lower() for label in LABELS}
 
 
 def sniff(sample: Sample) -> bool:
     columns = sample.columns()
-    return "claim_id" in columns and bool(columns & set(ABSTRACT_COLUMNS)) and "rank" in columns and "annotation" not in columns
+    return "claim_id" in columns and bool(columns & set(CLIMATECHECK_ABSTRACT_ID)) and "rank" in columns and "annotation" not in columns
 
 
 def _first(found: dict[str, int], what: str, limit: int = 3) -> str:
@@ -37,9 +36,9 @@ def read(loaded: LoadedFile, **_) -> Run:
     header, records = read_delimited(loaded, header_delimiter(loaded))
     label = loaded.label
     ccol = find_column(header, ("claim_id",), label, "claim id")
-    acol = find_column(header, ABSTRACT_COLUMNS, label, "abstract id")
+    acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
     rcol = find_column(header, ("rank",), label, "rank")
-    lcol = next((i for i, h in enumerate(header) if h.lower() in LABEL_COLUMNS), None)
+    lcol = next((i for i, h in enumerate(header) if h.lower() in CLIMATECHECK_LABEL), None)
     written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "rank": []}
     official_labels = lcol is not None and header[lcol] == "label"  # the scorer reads only a column named exactly so
     if official_labels:

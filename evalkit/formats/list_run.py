@@ -9,6 +9,7 @@ never evaluated. Rank = position in the list.
 """
 from __future__ import annotations
 
+from evalkit.columns import LIST_RUN_QUERY_ID
 from evalkit.data import Run
 from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
@@ -16,15 +17,13 @@ from evalkit.formats.tables import header_delimiter, read_delimited
 from evalkit.listparse import ListLiteralError, parse_id_list
 from evalkit.textio import LoadedFile
 
-ID_COLUMNS = ("post_id", "query_id", "query-id", "qid", "claim_id", "topic_id", "topic", "id")
-
 
 def sniff(sample: Sample) -> bool:
     header = sample.header(sample.delimiter)
     columns = sample.columns()
     if len(header) < 2 or "cord_uid" in columns or "annotation" in columns:
         return False  # gold files
-    if "preds" in columns or columns & set(ID_COLUMNS):
+    if "preds" in columns or columns & set(LIST_RUN_QUERY_ID):
         return True
     return any("['" in line or '["' in line or "[\"\"" in line for line in sample.lines[1:])
 
@@ -44,7 +43,7 @@ def _pick_columns(header: list[str], first_row: list[str] | None, column: str | 
             problem = "no column holds id lists" if not candidates else "several columns hold id lists"
             raise InputError(label, f"missing column 'preds' and {problem} (found: {', '.join(map(repr, header))}); name it with --column", 1)
         list_col = candidates[0]
-    id_col = next((lowered.index(c) for c in ID_COLUMNS if c in lowered), None)
+    id_col = next((lowered.index(c) for c in LIST_RUN_QUERY_ID if c in lowered), None)
     if id_col is None:
         id_col = next((i for i in named if i != list_col), None)
     if id_col is None or id_col == list_col:

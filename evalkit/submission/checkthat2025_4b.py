@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from evalkit.columns import SUBMISSION_4B_QUERY_ID
 from evalkit.listparse import ListLiteralError, format_id_list, parse_id_list
 from evalkit.submission import Expectations, SubmissionFormat, register
 from evalkit.submission.container import SubmissionText, header_and_records
@@ -20,7 +21,6 @@ from evalkit.submission.problems import Problems
 from evalkit.submission.references import check_coverage, resolve_split
 
 HEADER = ["post_id", "preds"]
-ID_COLUMNS = ("post_id", "query_id", "query-id", "qid", "id")
 
 
 def _short(text: str, width: int = 50) -> str:
@@ -40,7 +40,7 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
             return None
         list_col = lists[0]
         problems.error("header", f"the id lists are in column {header[list_col]!r}; it must be named 'preds'", line)
-    id_col = next((lowered.index(c) for c in ID_COLUMNS if c in lowered and lowered.index(c) != list_col), None)
+    id_col = next((lowered.index(c) for c in SUBMISSION_4B_QUERY_ID if c in lowered and lowered.index(c) != list_col), None)
     if id_col is None:
         problems.error("header", "no 'post_id' column; the content cannot be checked", line)
         return None

@@ -21,14 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from evalkit.columns import REFERENCE_DOC_ID, REFERENCE_QUERY_ID
 from evalkit.errors import InputError, UsageError
 from evalkit.submission.problems import Problems
 from evalkit.textio import parse_json
 
 SPLIT_TOKEN = re.compile(r"(?<![a-z])(train|training|dev|devel|development|val|valid|validation|test)(?![a-z])")
 CANONICAL_SPLIT = {"training": "train", "devel": "dev", "development": "dev", "valid": "val", "validation": "val"}
-QUERY_COLUMNS = ("post_id", "claim_id", "query_id", "query-id", "qid", "_id", "topic_id", "id")
-DOC_COLUMNS = ("cord_uid", "abstract_id", "doc_id", "docid", "corpus-id", "docno", "_id", "id")
 MIN_GUESS_OVERLAP = 0.5  # Jaccard below this names no split
 
 
@@ -108,7 +107,7 @@ def read_ids(path: str | os.PathLike, kind: str) -> list[str]:
         qrels = read_qrels(path)
         return [str(q) for q in qrels.query_ids] if kind == "query" else [str(d) for d in qrels.doc_ids]
     text = loaded.text()
-    ids = _table_ids(text, loaded.label, QUERY_COLUMNS if kind == "query" else DOC_COLUMNS)
+    ids = _table_ids(text, loaded.label, REFERENCE_QUERY_ID if kind == "query" else REFERENCE_DOC_ID)
     if ids is None:
         ids = _plain_ids(text, loaded.label)
     if not ids:
