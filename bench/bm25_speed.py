@@ -36,7 +36,7 @@ def peak_rss_mb() -> float:
 
 
 def scifact(analyzer_name: str, repeat: int) -> None:
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.evaluation import evaluate
     from evalkit.formats import read_qrels
     from evalkit.metrics import parse_metrics

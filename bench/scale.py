@@ -35,7 +35,7 @@ def minilm() -> str:
 
 
 def scifact_inputs(claims: int, depth: int):
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.formats import read_qrels
     from evalkit.registry import load_system
 

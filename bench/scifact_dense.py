@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     os.environ["EVALKIT_CACHE"] = tempfile.mkdtemp(prefix="scifact-dense-")  # a fresh embedding cache: honest timings
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.evaluation import evaluate
     from evalkit.formats import read_qrels
     from evalkit.formats.trec_run import format_trec_run

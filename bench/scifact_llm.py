@@ -52,7 +52,7 @@ def log(out: Path, record: dict) -> None:
 
 def load(n_queries: int, corpus=None):
     """Corpus, the first ``n_queries`` test claims (0 = all) and the test qrels restricted to them."""
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.data import Qrels
     from evalkit.formats import read_qrels
 
@@ -200,7 +200,7 @@ def cmd_train_nli(args) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.formats import read_qrels
     from evalkit.systems._models.modelio import seed_everything
 

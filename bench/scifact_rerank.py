@@ -57,7 +57,7 @@ def minilm() -> str:
 
 
 def load(split: str):
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.formats import read_qrels
 
     corpus = read_corpus(DATA / "corpus.jsonl")

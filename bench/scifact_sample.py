@@ -22,7 +22,7 @@ def available() -> bool:
 def sample(queries: int, docs: int = 0, split: str = "test") -> tuple[Any, Any, Any]:
     """``(corpus, queries, qrels)`` of the subsample (evalkit objects)."""
     from evalkit.corpus import Corpus
-    from evalkit.corpus_formats import read_queries
+    from evalkit.formats.collections import read_queries
     from evalkit.data import Qrels
     from evalkit.formats import read_qrels
 

@@ -4,7 +4,7 @@ A :class:`Corpus` is columnar: document ids plus named text fields (``title``,
 ``text``/``abstract``, ``authors``, ``journal``, ...), each a list aligned with
 the ids ('' where a document lacks the field). Systems choose which fields to
 use (``fields = ["title", "text"]``). Readers for the concrete file formats
-live in :mod:`evalkit.corpus_formats`.
+live in :mod:`evalkit.formats.collections`.
 """
 from __future__ import annotations
 

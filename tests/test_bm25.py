@@ -141,7 +141,7 @@ def test_backends_agree_on_inline_corpus():
 
 
 def test_backends_agree_on_medline(monkeypatch):
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
 
     monkeypatch.setattr(bm25_index, "ROW_CHUNK", 100)  # weights computed in 11 chunks
     monkeypatch.setattr(bm25_index, "MAX_BATCH_CELLS", 5000)  # queries scored 4 at a time
@@ -234,7 +234,7 @@ def test_cache_key_covers_every_part():
 
 # ----------------------------------------------------------------- real data
 def test_scifact_stem_ndcg10_reaches_published_bm25():
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.evaluation import evaluate
     from evalkit.formats import read_qrels
     from evalkit.metrics import parse_metrics

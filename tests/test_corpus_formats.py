@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from conftest import SHARED, shared_or_skip
-from evalkit.corpus_formats import detect, read_corpus, read_queries
+from evalkit.formats.collections import detect_collection as detect, read_corpus, read_queries
 from evalkit.errors import InputError, UsageError
 
 
@@ -110,6 +110,22 @@ def test_unknown_format_and_missing_file(tmp_path):
 def test_detect():
     assert detect("a.pkl", b"") == "pickle" and detect("x", b"PAR1...") == "parquet"
     assert detect("x", b'\xef\xbb\xbf{"_id"') == "beir-jsonl" and detect("x", b".I 1\n") == "smart"
+    assert detect("x.gz", b"<doc>") == "trec-sgml" and detect("x", b"post_id,tweet_text") == "table" and detect("x", b"a\tb") == "id-text"
+    assert detect("x", b"paper\tbody", id_column="Paper") == "table" and detect("x.csv", b"a;b") == "table"
+
+
+def test_collection_formats_are_registered_like_run_and_gold_formats(cli):
+    from evalkit import corpus_formats
+    from evalkit.formats import formats
+
+    names = [f.name for f in formats("collection")]
+    assert names == ["pickle", "parquet", "beir-jsonl", "trec-sgml", "smart", "table", "id-text"]  # sniffing order
+    assert corpus_formats.FORMATS == tuple(names) and corpus_formats.read_corpus is read_corpus  # the old name still works
+    listed = cli("formats")
+    assert listed.returncode == 0 and all(f"\n{name} " in listed.stdout for name in names)
+    assert listed.stdout.startswith("trec-qrels ")  # run and gold formats first, as before
+    systems = cli("systems")
+    assert "collection and query formats: " + ", ".join(names) in systems.stdout
 
 
 @pytest.mark.parametrize(

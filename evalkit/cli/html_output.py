@@ -43,7 +43,7 @@ def page_targets(html_path: str | None, json_path: str | None) -> list[str]:
 
 def read_texts(queries_path: str | None, corpus_path: str | None, trust_pickle: bool):
     """Query texts (``{id: text}``) and a corpus, or ``None`` for what was not given."""
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
 
     texts = read_queries(queries_path).as_dict() if queries_path else None
     corpus = read_corpus(corpus_path, trust_pickle=trust_pickle) if corpus_path else None

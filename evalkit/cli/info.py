@@ -39,8 +39,11 @@ def metrics():
 
 @click.command("formats")
 def formats_command():
-    """List the file formats evalkit reads (auto-detected; force with --format)."""
+    """List the file formats evalkit reads (auto-detected; force with --format, --corpus-format)."""
     from evalkit.formats import formats
 
-    for fmt in formats():
+    for fmt in [f for f in formats() if f.kind != "collection"]:
         click.echo(f"{fmt.name:<20}{fmt.kind:<7}{fmt.description}")
+    click.echo("\ncollections and queries (evalkit run, train: --corpus-format, --queries-format):")
+    for fmt in formats("collection"):
+        click.echo(f"{fmt.name:<20}{fmt.description}")

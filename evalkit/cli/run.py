@@ -28,7 +28,7 @@ def _echo(message: str) -> None:
 
 
 def read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle):
-    from evalkit.corpus_formats import read_corpus, read_queries
+    from evalkit.formats.collections import read_corpus, read_queries
 
     the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
     the_queries = read_queries(queries, queries_format, [m for m in mapping if not m.startswith("text=")] or None)
@@ -39,7 +39,7 @@ def read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_p
 def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
     """Training queries restricted to those the qrels judge, checked against the corpus."""
     from evalkit.corpus import check_judged_docs
-    from evalkit.corpus_formats import read_queries
+    from evalkit.formats.collections import read_queries
     from evalkit.formats import read_qrels
     from evalkit.pipeline import training_queries
 
@@ -292,7 +292,7 @@ def _score_and_report(ctx, result, gold: str, stage_paths: dict, report_path: st
 @FORCE_OPTION
 def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):
     """Fit SYSTEM on training queries and qrels and save it to a folder (load it with load = FOLDER)."""
-    from evalkit.corpus_formats import read_corpus
+    from evalkit.formats.collections import read_corpus
     from evalkit.errors import UsageError
     from evalkit.formats import read_run
     from evalkit.seeding import seed_everything
@@ -341,6 +341,6 @@ def systems():
     configs = shipped_configs()
     if configs:
         click.echo("shipped pipeline configs: " + ", ".join(configs))
-    from evalkit.corpus_formats import FORMATS
+    from evalkit.formats.collections import format_names
 
-    click.echo("collection and query formats: " + ", ".join(FORMATS))
+    click.echo("collection and query formats: " + ", ".join(format_names()))

@@ -4,6 +4,9 @@ Each format is one module that registers a :class:`Format` with a ``sniff``
 function (does this sample look like me?) and a ``read`` function. Runs and
 gold files are read through :func:`read_run` and :func:`read_qrels`; with
 ``fmt="auto"`` the first registered format whose sniff accepts the file wins.
+Collections and query files register the same way (kind ``"collection"``) and
+are read through :func:`evalkit.formats.collections.read_corpus` /
+:func:`~evalkit.formats.collections.read_queries`.
 """
 from __future__ import annotations
 
@@ -44,9 +47,9 @@ class Sample:
 @dataclass(frozen=True)
 class Format:
     name: str
-    kind: str  # "run" or "qrels"
+    kind: str  # "run", "qrels" or "collection"
     description: str
-    sniff: Callable[[Sample], bool]
+    sniff: Callable[..., bool]  # a Sample for runs and gold files, a collections.Probe for collections
     read: Callable[..., object]
     extensions: tuple[str, ...] = field(default=())
 
@@ -154,5 +157,8 @@ from evalkit.formats import (  # noqa: E402
     trec_qrels,
     trec_run,
 )
+
+# collections and query files, in their own sniffing order: binary tables, then text formats by their first bytes
+from evalkit.formats import collection_binary, beir_jsonl, trec_sgml, smart, collection_table, id_text  # noqa: E402
 
 __all__ = ["Format", "Sample", "detect", "formats", "read_qrels", "read_run", "register"]
