@@ -11,7 +11,7 @@ are read through :func:`evalkit.formats.collections.read_corpus` /
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +51,6 @@ class Format:
     description: str
     sniff: Callable[..., bool]  # a Sample for runs and gold files, a collections.Probe for collections
     read: Callable[..., object]
-    extensions: tuple[str, ...] = field(default=())
 
 
 _REGISTRY: dict[str, Format] = {}

@@ -32,4 +32,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return qrels
 
 
-FORMAT = register(Format("beir-qrels", "qrels", "BEIR qrels TSV with header query-id, corpus-id, score", sniff, read, (".tsv",)))
+FORMAT = register(Format("beir-qrels", "qrels", "BEIR qrels TSV with header query-id, corpus-id, score", sniff, read))

@@ -39,4 +39,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return Qrels.from_rows(qids, docs, [1.0] * len(qids), texts=texts or None)
 
 
-FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read, (".tsv",)))
+FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read))

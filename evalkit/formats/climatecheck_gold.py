@@ -54,4 +54,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return qrels
 
 
-FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read, (".csv",)))
+FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read))

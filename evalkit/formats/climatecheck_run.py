@@ -102,4 +102,4 @@ def read(loaded: LoadedFile, **_) -> Run:
     )
 
 
-FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, (".csv",)))
+FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read))

@@ -45,4 +45,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return Qrels(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, grades=table.values)
 
 
-FORMAT = register(Format("trec-qrels", "qrels", "TREC qrels: qid 0 docid grade", sniff, read, (".qrels", ".qrel", ".txt")))
+FORMAT = register(Format("trec-qrels", "qrels", "TREC qrels: qid 0 docid grade", sniff, read))

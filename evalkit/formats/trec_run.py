@@ -88,4 +88,4 @@ def format_trec_run(run: Run, tag: str | None = None, depth: int | None = None) 
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-FORMAT = register(Format("trec-run", "run", "TREC run: qid Q0 docid rank score tag", sniff, read, (".trec", ".run", ".txt")))
+FORMAT = register(Format("trec-run", "run", "TREC run: qid Q0 docid rank score tag", sniff, read))
