@@ -14,6 +14,7 @@ import click
 
 from evalkit._version import __version__
 
+# name -> (module, attribute, help): every subcommand, imported only when invoked
 COMMANDS = {
     "score": ("evalkit.cli.score", "score", "Score a run against a gold file (official score first)."),
     "tasks": ("evalkit.cli.info", "tasks", "List tasks and their official score definitions."),
@@ -31,11 +32,6 @@ COMMANDS = {
     "systems": ("evalkit.cli.run", "systems", "List registered systems, their options and the shipped configs."),
     "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
 }
-
-
-def add_command(name: str, module: str, attribute: str, help_text: str) -> None:
-    """Register a lazily imported subcommand (used by later modules too)."""
-    COMMANDS[name] = (module, attribute, help_text)
 
 
 class LazyGroup(click.Group):
