@@ -31,7 +31,7 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
     are reported). `--update` records the current values; `--add --task T
     --gold G --run R [--metric M]` records a new entry.
     """
-    from evalkit import baseline as bl
+    from evalkit import regression
     from evalkit.errors import UsageError
 
     if tolerance is not None and not (0 <= tolerance < float("inf")):
@@ -41,29 +41,29 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
         lacking = [k for k in ("--task", "--gold", "--run") if not add_options[k]]
         if lacking:
             raise UsageError(f"--add needs {', '.join(lacking)}")
-        with bl.locked(baseline_path):  # concurrent --add / --update never lose an entry
-            base = bl.load(baseline_path, create=True)
-            entry = bl.add_entry(base, task, gold, run_path, metric, name, {"missing": missing, "allow_partial": allow_partial})
+        with regression.locked(baseline_path):  # concurrent --add / --update never lose an entry
+            base = regression.load(baseline_path, create=True)
+            entry = regression.add_entry(base, task, gold, run_path, metric, name, {"missing": missing, "allow_partial": allow_partial})
             base.save()
         click.echo(f"added {entry.name}: {entry.metric} = {entry.expected:.6f} ({entry.task}) to {baseline_path}")
         return
     given = [k for k, v in add_options.items() if v] + (["--allow-partial"] if allow_partial else [])
     if given:
         raise UsageError(f"{', '.join(given)} only apply with --add")
-    with bl.locked(baseline_path) if update else contextlib.nullcontext():
-        return check_entries(bl.load(baseline_path), baseline_path, tolerance, update)
+    with regression.locked(baseline_path) if update else contextlib.nullcontext():
+        return check_entries(regression.load(baseline_path), baseline_path, tolerance, update)
 
 
 def check_entries(base, baseline_path: str, tolerance: float | None, update: bool) -> None:
-    from evalkit import baseline as bl
+    from evalkit import regression
     from evalkit.errors import UsageError
 
     if not base.entries:
         raise UsageError(f"{baseline_path}: the baseline has no entries; add some with --add")
     limit = base.tolerance if tolerance is None else tolerance
-    scorer = bl.Scorer(base)
+    scorer = regression.Scorer(base)
     results = [scorer.measure(entry) for entry in base.entries]
-    click.echo(bl.render_table(results, limit))
+    click.echo(regression.render_table(results, limit))
     statuses = [r.status(limit) for r in results]
     for result in results:
         if result.error:

@@ -1,6 +1,8 @@
-"""Score baselines for CI: recorded values that ``evalkit check`` recomputes.
+"""Regression baselines for CI: recorded scores that ``evalkit check --baseline FILE`` recomputes.
 
-A baseline is a JSON file::
+Not the baseline *run* of ``evalkit compare`` / ``report`` (the first run, the
+reference the others are tested against): this module is the CI gate only.
+A regression baseline is a JSON file::
 
     {"evalkit_baseline": 1, "tolerance": 0.001,
      "entries": [{"name": "...", "task": "checkthat2025-4b", "gold": "...",
@@ -77,7 +79,7 @@ class Result:
 
 
 @dataclass
-class Baseline:
+class RegressionBaseline:
     path: Path
     entries: list[Entry]
     tolerance: float = DEFAULT_TOLERANCE
@@ -147,7 +149,7 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def load(path: str | os.PathLike, create: bool = False) -> Baseline:
+def load(path: str | os.PathLike, create: bool = False) -> RegressionBaseline:
     """Read a baseline; ``create`` gives an empty one when the file does not exist yet."""
     from evalkit.textio import check_writable, parse_json
     from evalkit.textio import load as load_text
@@ -155,7 +157,7 @@ def load(path: str | os.PathLike, create: bool = False) -> Baseline:
     target = Path(path)
     if create and not target.exists():
         check_writable(target)
-        return Baseline(target, [])
+        return RegressionBaseline(target, [])
     data = parse_json(load_text(target).text(), str(path))
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise InputError(str(path), "not an evalkit baseline (expected an object with an 'entries' list)")
@@ -171,13 +173,13 @@ def load(path: str | os.PathLike, create: bool = False) -> Baseline:
     tolerance = finite_number(data.get("tolerance", DEFAULT_TOLERANCE), str(path), "tolerance")
     if tolerance < 0:
         raise InputError(str(path), f"tolerance {tolerance!r} is negative (every score would read as dropped)")
-    return Baseline(target, entries, tolerance, str(data.get("description", "")))
+    return RegressionBaseline(target, entries, tolerance, str(data.get("description", "")))
 
 
 class Scorer:
     """Recomputes entries, reading each gold file once."""
 
-    def __init__(self, baseline: Baseline):
+    def __init__(self, baseline: RegressionBaseline):
         self.baseline = baseline
         self._gold: dict[Path, Any] = {}
 
@@ -225,7 +227,7 @@ class Scorer:
         return Result(entry, now=value)
 
 
-def add_entry(baseline: Baseline, task: str, gold: str, run: str, metric: str | None = None, name: str | None = None, options: dict | None = None) -> Entry:
+def add_entry(baseline: RegressionBaseline, task: str, gold: str, run: str, metric: str | None = None, name: str | None = None, options: dict | None = None) -> Entry:
     """Record the current value of (task, gold, run, metric); paths are given relative to the cwd."""
     from evalkit.formats import display_name
     from evalkit.tasks import get_task
