@@ -34,8 +34,8 @@ PARTIAL_THRESHOLD = 0.10
 
 
 @dataclass(frozen=True, eq=False)
-class QuerySets:
-    """How the run's queries relate to the gold's."""
+class QueryMatch:
+    """How the run's queries relate to the gold's (the result of :func:`match_queries`)."""
 
     gold: np.ndarray  # gold query ids (after any task filter)
     run_to_gold: np.ndarray  # per run query code: gold position or -1
@@ -44,7 +44,7 @@ class QuerySets:
     excluded: list[str] = field(default_factory=list)  # gold queries dropped by the task filter
 
 
-def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -> QuerySets:
+def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -> QueryMatch:
     """Map run queries onto gold queries; ``keep_gold`` filters gold positions (task rules)."""
     gold_all = qrels.query_ids
     keep = np.ones(len(gold_all), dtype=bool) if keep_gold is None else keep_gold
@@ -55,7 +55,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
     answered[run_to_gold[run_to_gold >= 0]] = True
     dropped = set(gold_all[~keep].tolist())
     run_only = [q for q, g in zip(run.query_ids.tolist(), run_to_gold.tolist()) if g < 0 and q not in dropped]
-    return QuerySets(
+    return QueryMatch(
         gold=gold,
         run_to_gold=run_to_gold,
         gold_only=gold[~answered].tolist(),
@@ -64,7 +64,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
     )
 
 
-def check_partial(sets: QuerySets, run_label: str, gold_label: str) -> None:
+def check_partial(sets: QueryMatch, run_label: str, gold_label: str) -> None:
     """Raise :class:`PartialRunError` when the run misses many gold queries."""
     n_gold = len(sets.gold)
     if n_gold and len(sets.gold_only) > PARTIAL_THRESHOLD * n_gold:
@@ -77,7 +77,7 @@ def check_partial(sets: QuerySets, run_label: str, gold_label: str) -> None:
 
 
 def judge(
-    run: Run, qrels: Qrels, sets: QuerySets, evaluated: np.ndarray, relevance_level: float = 1, depth: int | None = None
+    run: Run, qrels: Qrels, sets: QueryMatch, evaluated: np.ndarray, relevance_level: float = 1, depth: int | None = None
 ) -> Judged:
     """Join the ranked run with the qrels for the gold positions ``evaluated``; ``depth`` keeps the top of each ranking."""
     n_gold = len(sets.gold)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evalkit import regression as bl
 from evalkit.formats import read_run
-from evalkit.submission.references import guess_split, load_query_sets
+from evalkit.submission.references import guess_split, load_splits
 
 REPO = Path(__file__).resolve().parents[2]
 CT4B = Path("../shared/data/checkthat2025-4b")
@@ -25,7 +25,7 @@ GOLD = [CT4B / "queries" / f"subtask4b_query_tweets_{name}.tsv" for name in ("tr
 
 def main() -> int:
     base = bl.RegressionBaseline(OUT, [], description="Official MRR@5 of the real CheckThat! 2025 Task 4b runs in ../shared/data (AIRwaves and other teams), each against the gold of the split its post_ids belong to. Rebuild with bench/baselines/build_checkthat2025_4b.py.")
-    splits = load_query_sets(GOLD)
+    splits = load_splits(GOLD)
     for path in sorted(p for p in (CT4B / "runs").glob("*/*") if p.is_file()):
         split, _ = guess_split(set(read_run(path).query_ids.tolist()), splits)
         if split is None:

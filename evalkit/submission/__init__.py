@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.submission.problems import Problems
-from evalkit.submission.references import QuerySet
+from evalkit.submission.references import Split
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.data import Run
@@ -29,7 +29,7 @@ class Expectations:
     task: str
     format: str  # the SubmissionFormat's name
     depth: int  # ids per query
-    splits: tuple[QuerySet, ...] = ()  # candidate query sets (one: the expected split)
+    splits: tuple[Split, ...] = ()  # candidate query sets (one: the expected split)
     split: str | None = None  # the split the user declares
     collection: frozenset[str] | None = None  # known document ids
     collection_note: str = ""

@@ -38,8 +38,8 @@ def split_in_name(path: str | os.PathLike) -> str | None:
 
 
 @dataclass(frozen=True)
-class QuerySet:
-    """The query ids of one split, in file order."""
+class Split:
+    """The query ids of one split (train, dev, test, ...), in file order; not :class:`evalkit.corpus.Queries` (ids and texts)."""
 
     name: str
     path: str
@@ -115,14 +115,14 @@ def read_ids(path: str | os.PathLike, kind: str) -> list[str]:
     return ids
 
 
-def load_query_sets(paths: Iterable[str | os.PathLike]) -> list[QuerySet]:
-    """One :class:`QuerySet` per file, named after its split (or the file, if the name says none)."""
+def load_splits(paths: Iterable[str | os.PathLike]) -> list[Split]:
+    """One :class:`Split` per file, named after its split (or the file, if the name says none)."""
     sets = []
     for path in paths:
         ids = tuple(dict.fromkeys(read_ids(path, "query")))
-        sets.append(QuerySet(split_in_name(path) or Path(path).name, str(path), ids))
+        sets.append(Split(split_in_name(path) or Path(path).name, str(path), ids))
     names = [s.name for s in sets]
-    return [s if names.count(s.name) == 1 else QuerySet(Path(s.path).name, s.path, s.ids) for s in sets]
+    return [s if names.count(s.name) == 1 else Split(Path(s.path).name, s.path, s.ids) for s in sets]
 
 
 def load_collection_ids(paths: Iterable[str | os.PathLike]) -> tuple[frozenset[str], str]:
@@ -140,7 +140,7 @@ def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float
     return len(a & b) / union if union else 0.0
 
 
-def guess_split(ids: set[str], candidates: Sequence[QuerySet]) -> tuple[QuerySet | None, float]:
+def guess_split(ids: set[str], candidates: Sequence[Split]) -> tuple[Split | None, float]:
     """The candidate whose query ids overlap ``ids`` most (Jaccard), if the overlap is convincing."""
     scored = sorted(((jaccard(ids, c.id_set), i) for i, c in enumerate(candidates)), reverse=True)
     if not scored or scored[0][0] < MIN_GUESS_OVERLAP:
@@ -149,8 +149,8 @@ def guess_split(ids: set[str], candidates: Sequence[QuerySet]) -> tuple[QuerySet
 
 
 def resolve_split(
-    seen: dict[str, int], candidates: Sequence[QuerySet], declared: str | None, path: str, problems: Problems
-) -> QuerySet | None:
+    seen: dict[str, int], candidates: Sequence[Split], declared: str | None, path: str, problems: Problems
+) -> Split | None:
     """Pick the split to check against and report a name or declaration that disagrees with the content.
 
     ``seen`` maps each query id of the submission to its line. With one
@@ -185,7 +185,7 @@ def resolve_split(
     return expected
 
 
-def check_coverage(seen: dict[str, int], expected: QuerySet | None, problems: Problems, what: str = "query") -> None:
+def check_coverage(seen: dict[str, int], expected: Split | None, problems: Problems, what: str = "query") -> None:
     """Every query of ``expected`` exactly once and no others (duplicates are found while reading)."""
     if expected is None:
         return

@@ -40,14 +40,14 @@ def zip_single(member: str, payload: bytes) -> bytes:
 
 
 def _query_set(queries):
-    """A :class:`QuerySet` from a query/gold file or a sequence of ids; ``None`` for all run queries."""
-    from evalkit.submission.references import QuerySet, load_query_sets
+    """A :class:`Split` from a query/gold file or a sequence of ids; ``None`` for all run queries."""
+    from evalkit.submission.references import Split, load_splits
 
     if queries is None:
         return None
     if isinstance(queries, (str, os.PathLike)):
-        return load_query_sets([queries])[0]
-    return QuerySet("given", "queries", tuple(dict.fromkeys(str(q) for q in queries)))
+        return load_splits([queries])[0]
+    return Split("given", "queries", tuple(dict.fromkeys(str(q) for q in queries)))
 
 
 def write_submission(

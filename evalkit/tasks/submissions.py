@@ -56,7 +56,7 @@ def expectations_for(
     depth: int | None = None,
 ) -> Expectations:
     """Read the reference files once into :class:`Expectations` for ``task``."""
-    from evalkit.submission.references import load_collection_ids, load_query_sets
+    from evalkit.submission.references import load_collection_ids, load_splits
 
     the_task = as_task(task)
     fmt = format_for_task(the_task)
@@ -68,7 +68,7 @@ def expectations_for(
         task=the_task.name,
         format=fmt.name,
         depth=depth,
-        splits=tuple(load_query_sets(query_files)),
+        splits=tuple(load_splits(query_files)),
         split=split,
         collection=collection,
         collection_note=note,
