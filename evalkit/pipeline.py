@@ -383,8 +383,8 @@ class Pipeline:
         return runs
 
 
-def training_queries(queries: Queries, qrels: Qrels, label: str, qrels_label: str) -> Queries:
-    """The queries that ``qrels`` judges; refuses judged ids absent from the query file, or no overlap."""
+def judged_queries(queries: Queries, qrels: Qrels, label: str, qrels_label: str) -> Queries:
+    """The queries that ``qrels`` judges (training queries, or --gold runs); refuses judged ids absent from the query file, or no overlap."""
     judged = [str(q) for q in qrels.query_ids]
     known = set(queries.ids)
     missing = [q for q in judged if q not in known]

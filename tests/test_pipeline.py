@@ -12,7 +12,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.fusion import fuse
-from evalkit.pipeline import Pipeline, load_config, parse_config, shipped_configs, training_queries
+from evalkit.pipeline import Pipeline, judged_queries, load_config, parse_config, shipped_configs
 from evalkit.stages import Reranker, Retriever, merge_reranked, option, rerank_candidates
 
 CORPUS = Corpus.from_records(
@@ -117,14 +117,14 @@ def test_fit_runs_earlier_stages_on_training_queries(test_systems):
     pipeline = Pipeline(config({"name": "first", "system": "word-overlap-test"}, {"name": "rev", "system": "reverse-test", "depth": 2}))
     train = Queries(["t1", "t2", "t3"], ["sea", "coral reefs", "vitamin"])
     qrels = Qrels.from_dict({"t1": {"d1": 1}, "t3": {"d2": 1}})
-    subset = training_queries(train, qrels, "train.jsonl", "train.qrels")
+    subset = judged_queries(train, qrels, "train.jsonl", "train.qrels")
     assert subset.ids == ["t1", "t3"]
     pipeline.fit(CORPUS, subset, qrels)
     assert pipeline.systems["rev"].fitted_on == (["t1", "t3"], ["t1", "t3"])
     with pytest.raises(UsageError, match="1 query ids of train.qrels are missing from this query file"):
-        training_queries(Queries(["t1"], ["x"]), qrels, "train.jsonl", "train.qrels")
+        judged_queries(Queries(["t1"], ["x"]), qrels, "train.jsonl", "train.qrels")
     with pytest.raises(UsageError, match="none of the 2 query ids of train.qrels is in this query file"):
-        training_queries(Queries(["zz"], ["x"]), qrels, "train.jsonl", "train.qrels")
+        judged_queries(Queries(["zz"], ["x"]), qrels, "train.jsonl", "train.qrels")
 
 
 @pytest.mark.parametrize(

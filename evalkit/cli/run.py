@@ -41,10 +41,10 @@ def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
     from evalkit.corpus import check_judged_docs
     from evalkit.formats.collections import read_queries
     from evalkit.formats import read_qrels
-    from evalkit.pipeline import training_queries
+    from evalkit.pipeline import judged_queries
 
     qrels = read_qrels(train_qrels)
-    queries = training_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
+    queries = judged_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
     check_judged_docs(corpus, qrels, str(train_qrels))
     _echo(f"training: {len(queries)} queries, {qrels.n_rows} judgments from {train_qrels}")
     return queries, qrels
@@ -102,10 +102,10 @@ def build_config(config: str, set_pairs, k: int | None, seed: int | None, input_
 def restrict_to_gold(queries, gold_path):
     """Keep the queries the gold judges (BEIR style); refuse judged ids missing from the query file."""
     from evalkit.formats import read_qrels
-    from evalkit.pipeline import training_queries
+    from evalkit.pipeline import judged_queries
 
     qrels = read_qrels(gold_path)
-    kept = training_queries(queries, qrels, str(queries.source.path if queries.source else "queries"), str(gold_path))
+    kept = judged_queries(queries, qrels, str(queries.source.path if queries.source else "queries"), str(gold_path))
     if len(kept) < len(queries):
         _echo(f"running the {len(kept)} of {len(queries)} queries judged in {gold_path}")
     return kept
