@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 
 GOLD = "post_id\ttweet_text\tcord_uid\n1\tfirst tweet\tdocA\n2\tsecond tweet\tdocB\n"
 GOOD_RUN = "post_id\tpreds\n1\t['docA', 'x']\n2\t['y', 'docB']\n"

@@ -15,7 +15,7 @@ from evalkit.systems import bm25_index
 from evalkit.systems.analyzers import SpacyLemma, get_analyzer
 from evalkit.systems.bm25 import BM25
 
-from conftest import SHARED, shared_or_skip
+from helpers import SHARED, shared_or_skip
 
 
 @pytest.fixture(autouse=True)

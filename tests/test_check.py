@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import CT4B, GOLD_4B, REPO, all_4b_runs, run_cli, shared_or_skip
+from helpers import CT4B, GOLD_4B, REPO, all_4b_runs, run_cli, shared_or_skip
 
 BASELINE = REPO / "bench" / "baselines" / "checkthat2025-4b.json"
 SCIBERT_DEV = CT4B / "runs" / "airwaves" / "predictions_SciBERT_dev_TOP10.tsv"

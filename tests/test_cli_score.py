@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from conftest import GOLD_4B, CT4B, REPO, run_cli, shared_or_skip
+from helpers import GOLD_4B, CT4B, REPO, run_cli, shared_or_skip
 
 SCIBERT_TEST = CT4B / "runs" / "airwaves" / "predictions_SciBERT_test_TOP10.tsv"
 

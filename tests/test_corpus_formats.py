@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from conftest import SHARED, shared_or_skip
+from helpers import SHARED, shared_or_skip
 from evalkit.formats.collections import detect_collection as detect, read_corpus, read_queries
 from evalkit.errors import InputError, UsageError
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from conftest import GOLD_4B, all_4b_runs, shared_or_skip, split_of
+from helpers import GOLD_4B, all_4b_runs, shared_or_skip, split_of
 from evalkit.errors import PartialRunError
 from evalkit.formats import read_qrels, read_run
 from evalkit.tasks import get_task

@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import SHARED, shared_or_skip
+from helpers import SHARED, shared_or_skip
 from evalkit.data import Qrels, Run
 from evalkit.evaluation import evaluate
 from evalkit.formats import read_qrels

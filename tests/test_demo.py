@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from helpers import run_cli
 
 
 def test_demo_writes_every_output(tmp_path):

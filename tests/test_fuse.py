@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import CT4B, GOLD_4B, run_cli, shared_or_skip
+from helpers import CT4B, GOLD_4B, run_cli, shared_or_skip
 from evalkit import fusion
 from evalkit.cli import main
 from evalkit.data import Run

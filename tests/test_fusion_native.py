@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import CT4B, run_cli
+from helpers import CT4B, run_cli
 from evalkit import fusion, fusion_native
 from evalkit.data import Run
 

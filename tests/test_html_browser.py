@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import CT4B, GOLD_4B, shared_or_skip
+from helpers import CT4B, GOLD_4B, shared_or_skip
 from evalkit.cli import main
 from html_browser import browser_or_reason, console_problems, open_page, start_chromium, synthetic_page
 

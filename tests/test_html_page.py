@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import evalkit
-from conftest import CT4B, GOLD_4B, shared_or_skip
+from helpers import CT4B, GOLD_4B, shared_or_skip
 from evalkit.cli import main
 from evalkit.stats.rank_correlation import rbo
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import evalkit
-from conftest import CT4B, GOLD_4B, shared_or_skip
+from helpers import CT4B, GOLD_4B, shared_or_skip
 from evalkit.data import Qrels, Run
 from evalkit.judgments import bounds, unjudged_as_relevant
 

@@ -6,7 +6,7 @@ import ast
 import subprocess
 import sys
 
-from conftest import REPO
+from helpers import REPO
 
 # layer -> packages/modules it must never import
 FORBIDDEN = {

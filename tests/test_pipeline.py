@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import SHARED, run_cli, shared_or_skip
+from helpers import SHARED, run_cli, shared_or_skip
 from evalkit import registry
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from conftest import run_cli  # noqa: E402
+from helpers import run_cli  # noqa: E402
 from tiny_models import tiny_bert, tiny_causal_lm  # noqa: E402
 
 DOCS = [

@@ -327,7 +327,7 @@ def docs_block(marker: str) -> str:
     """The fenced block right after ``<!-- plugins-test: MARKER -->`` in docs/plugins.md."""
     import re
 
-    from conftest import REPO
+    from helpers import REPO
 
     text = (REPO / "docs" / "plugins.md").read_text()
     match = re.search(rf"<!-- plugins-test: {re.escape(marker)} -->\n```\w*\n(.+?)\n```", text, re.S)

@@ -1,7 +1,7 @@
 """The README's first commands stay true: CI runs exactly its test command."""
 import re
 
-from conftest import REPO
+from helpers import REPO
 
 
 def readme_commands() -> list[str]:

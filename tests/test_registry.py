@@ -107,7 +107,7 @@ class LengthRetriever(Retriever):
 
 def test_installed_plugin_distribution_is_discovered_by_the_cli(tmp_path):
     """A package with an ``evalkit.systems`` entry point in its dist-info, as pip would install it."""
-    from conftest import run_cli
+    from helpers import run_cli
 
     site = tmp_path / "site"
     (site / "evalkit_plugin_demo").mkdir(parents=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import CT4B, GOLD_4B, shared_or_skip
+from helpers import CT4B, GOLD_4B, shared_or_skip
 from official_4b import per_query, read_gold, read_preds
 
 from evalkit.cli import main

@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import CT4B, GOLD_4B, shared_or_skip  # noqa: E402
+from helpers import CT4B, GOLD_4B, shared_or_skip  # noqa: E402
 
 from evalkit.comparison import CompareOptions, compare, significance_test  # noqa: E402
 from evalkit.stats.paired import PairedValues  # noqa: E402

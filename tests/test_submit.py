@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from conftest import CT4B, GOLD_4B, run_cli, shared_or_skip
+from helpers import CT4B, GOLD_4B, run_cli, shared_or_skip
 from evalkit.cli import main
 from evalkit.data import Run
 from evalkit.formats import read_qrels, read_run

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 from evalkit import render
 from evalkit.errors import InputError
 from evalkit.formats import read_qrels, read_run, tables

@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from conftest import CT4B, GOLD_4B, run_cli, shared_or_skip
+from helpers import CT4B, GOLD_4B, run_cli, shared_or_skip
 from evalkit.cli import main
 from evalkit.tasks.submissions import expectations_for, validate_file
 from evalkit.submission.references import load_collection_ids, split_in_name
