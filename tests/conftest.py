@@ -11,10 +11,20 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from helpers import run_cli  # noqa: E402
+from helpers import NO_SHARED_DATA, run_cli  # noqa: E402
 
 
 @pytest.fixture
 def cli():
     return run_cli
 
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test that skips for want of ../shared/data must be marked ``realdata`` (so ``-m "not realdata"`` is honest)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and call.excinfo is not None and NO_SHARED_DATA in str(call.excinfo.value):
+        if item.get_closest_marker("realdata") is None:
+            report.outcome = "failed"
+            report.longrepr = f"{item.nodeid} needs ../shared/data but is not marked realdata (@pytest.mark.realdata)"

@@ -140,6 +140,7 @@ def test_backends_agree_on_inline_corpus():
     assert_same_runs(TINY, queries, analyzer="whitespace")
 
 
+@pytest.mark.realdata
 def test_backends_agree_on_medline(monkeypatch):
     from evalkit.formats.collections import read_corpus, read_queries
 
@@ -233,6 +234,7 @@ def test_cache_key_covers_every_part():
 
 
 # ----------------------------------------------------------------- real data
+@pytest.mark.realdata
 def test_scifact_stem_ndcg10_reaches_published_bm25():
     from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.evaluation import evaluate

@@ -4,12 +4,15 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from helpers import CT4B, GOLD_4B, REPO, all_4b_runs, run_cli, shared_or_skip
 
 BASELINE = REPO / "bench" / "baselines" / "checkthat2025-4b.json"
 SCIBERT_DEV = CT4B / "runs" / "airwaves" / "predictions_SciBERT_dev_TOP10.tsv"
 
 
+@pytest.mark.realdata
 def test_project_baseline_covers_every_real_run_and_passes():
     shared_or_skip(CT4B)
     data = json.loads(BASELINE.read_text())
@@ -29,6 +32,7 @@ def test_ci_script_runs_the_check_after_the_tests():
     assert (REPO / ".github" / "workflows" / "evalkit-scores.yml").read_text().count("evalkit check --baseline") >= 1
 
 
+@pytest.mark.realdata
 def test_add_check_drop_improve_update(tmp_path):
     gold = shared_or_skip(GOLD_4B["dev"])
     baseline = tmp_path / "ci" / "scores.json"
@@ -65,6 +69,7 @@ def test_add_check_drop_improve_update(tmp_path):
     assert run_cli("check", "--baseline", baseline, "--tolerance", "0").returncode == 0
 
 
+@pytest.mark.realdata
 def test_entry_errors_and_bad_baselines(tmp_path):
     gold = shared_or_skip(GOLD_4B["dev"])
     baseline = tmp_path / "scores.json"

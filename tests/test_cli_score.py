@@ -5,11 +5,14 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from helpers import GOLD_4B, CT4B, REPO, run_cli, shared_or_skip
 
 SCIBERT_TEST = CT4B / "runs" / "airwaves" / "predictions_SciBERT_test_TOP10.tsv"
 
 
+@pytest.mark.realdata
 def test_score_real_run_all_outputs(tmp_path):
     gold = shared_or_skip(GOLD_4B["test"])
     table = run_cli("score", SCIBERT_TEST, gold)
@@ -53,6 +56,7 @@ def test_version_and_help():
     assert "score" in run_cli("--help").stdout
 
 
+@pytest.mark.realdata
 def test_score_does_not_import_heavy_modules():
     gold = shared_or_skip(GOLD_4B["test"])
     code = (

@@ -154,6 +154,7 @@ def test_identical_runs_give_p_one_everywhere():
 
 
 # ----------------------------------------------------------------- real runs vs scipy / statsmodels
+@pytest.mark.realdata
 def test_real_dev_runs_equal_scipy_and_statsmodels(tmp_path, capsys):
     from statsmodels.stats.contingency_tables import mcnemar
     from statsmodels.stats.multitest import multipletests
@@ -210,6 +211,7 @@ def test_real_dev_runs_equal_scipy_and_statsmodels(tmp_path, capsys):
     assert (tmp_path / "pq.tsv.manifest.json").exists()
 
 
+@pytest.mark.realdata
 def test_table_and_markdown_outputs(capsys):
     gold = shared_or_skip(GOLD_4B["dev"])
     code, out, err = cli(capsys, "compare", gold, DEV_RUNS[3], DEV_RUNS[2], "--permutations", 500, "--bootstrap", 500, "--zero-method", "pratt")
@@ -224,6 +226,7 @@ def test_table_and_markdown_outputs(capsys):
 
 
 # ----------------------------------------------------------------- bad input
+@pytest.mark.realdata
 def test_single_run_and_bad_options(capsys):
     gold = shared_or_skip(GOLD_4B["dev"])
     one_line_error(*cli(capsys, "compare", gold, DEV_RUNS[0])[::2], "compare needs at least two runs")
@@ -232,6 +235,7 @@ def test_single_run_and_bad_options(capsys):
     one_line_error(*cli(capsys, "compare", gold, *DEV_RUNS[:2], "--metric", "foo@3")[::2], "unknown metric 'foo'")
 
 
+@pytest.mark.realdata
 def test_run_for_another_split_is_refused():
     gold = shared_or_skip(GOLD_4B["dev"])
     wrong = AIRWAVES / "E5_HN_All__dev_TOP100.tsv"  # named dev, holds the test queries
@@ -240,6 +244,7 @@ def test_run_for_another_split_is_refused():
     assert str(wrong) in result.stderr and result.stdout == ""
 
 
+@pytest.mark.realdata
 def test_fewer_queries_and_identical_runs(tmp_path, capsys):
     gold = shared_or_skip(GOLD_4B["dev"])
     lines = DEV_RUNS[2].read_text().splitlines()
@@ -268,6 +273,7 @@ def test_fewer_queries_and_identical_runs(tmp_path, capsys):
         assert "NaN" not in out
 
 
+@pytest.mark.realdata
 def test_existing_output_needs_force(tmp_path, capsys):
     gold = shared_or_skip(GOLD_4B["dev"])
     out = tmp_path / "cmp.md"

@@ -128,6 +128,7 @@ def test_collection_formats_are_registered_like_run_and_gold_formats(cli):
     assert "collection and query formats: " + ", ".join(names) in systems.stdout
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize(
     "corpus, queries, n_docs, n_queries, fmt",
     [
@@ -142,11 +143,13 @@ def test_real_collections(corpus, queries, n_docs, n_queries, fmt):
     assert len(read_queries(SHARED / queries)) == n_queries
 
 
+@pytest.mark.realdata
 def test_real_4b_query_file():
     queries = read_queries(shared_or_skip(SHARED / "checkthat2025-4b/queries/subtask4b_query_tweets_dev.tsv"))
     assert len(queries) == 1400 and queries.ids[0] == "16"
 
 
+@pytest.mark.realdata
 def test_scifact_metadata_keeps_evidence():
     queries = read_queries(shared_or_skip(SHARED / "scifact/queries.jsonl"))
     labels = {e["label"] for meta in queries.metadata.values() for items in meta.values() for e in items}

@@ -17,6 +17,8 @@ from evalkit.systems.cross_encoder_training import bce_examples, check_training_
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 TEXTS = SAMPLE_ABSTRACTS[:12]
 SMALL = dict(max_length=48, batch_size=4, eval_batch_size=8, epochs=2, lr=1e-3, show_progress=False, device="cpu")
 

@@ -13,10 +13,12 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from helpers import GOLD_4B, all_4b_runs, shared_or_skip, split_of
+from helpers import CT4B, GOLD_4B, all_4b_runs, shared_or_skip, split_of
 from evalkit.errors import PartialRunError
 from evalkit.formats import read_qrels, read_run
 from evalkit.tasks import get_task
+
+pytestmark = pytest.mark.realdata  # every test reads the real runs and gold files
 
 METRICS = "mrr@1 mrr@5 mrr@10 recall@5 recall@10"
 RUNS = all_4b_runs()
@@ -109,5 +111,6 @@ def test_split_named_dev_holding_test_queries_is_refused():
 
 
 def test_name_split_matches_content_for_all_but_the_known_swap():
+    shared_or_skip(CT4B / "runs")
     swapped = {p.name for p in RUNS if matching_split(read_run(p)) != split_of(p)}
     assert swapped == {"E5_HN_All__dev_TOP100.tsv", "E5_HN_All__test_TOP100.tsv"}

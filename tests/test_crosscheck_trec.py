@@ -51,6 +51,7 @@ def trec_eval_per_query(judgments, run, measures, relevance_level=1):
     return pytrec_eval.RelevanceEvaluator(judgments, set(measures), relevance_level=relevance_level).evaluate(run)
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize("qrels_file, level", [("test.2-1-0.qrel", 1), ("test.3-2-1.qrel", 1), ("test.3-2-1.qrel", 2)])
 def test_nfcorpus_matches_trec_eval_per_query(qrels_file, level):
     qrels = read_qrels(shared_or_skip(SHARED / "nfcorpus" / qrels_file))
@@ -65,6 +66,7 @@ def test_nfcorpus_matches_trec_eval_per_query(qrels_file, level):
             assert ours[query] == pytest.approx(values[trec_name], abs=1e-9), (label, query)
 
 
+@pytest.mark.realdata
 def test_bpref_has_judged_nonrelevant_documents_to_count():
     qrels = read_qrels(shared_or_skip(SHARED / "nfcorpus" / "test.3-2-1.qrel"))
     ev = evaluate(Run.from_scores(synthetic_run(qrels)), qrels, parse_metrics("bpref"), relevance_level=2)
@@ -107,6 +109,7 @@ def test_bpref_without_judged_nonrelevant():
     assert np.isnan(revaluate(RQrels.from_dict(judgments), RRun.from_dict(run), "bpref"))  # documented ranx difference
 
 
+@pytest.mark.realdata
 def test_shuffled_lines_give_identical_numbers(tmp_path):
     qrels = read_qrels(shared_or_skip(SHARED / "nfcorpus" / "test.2-1-0.qrel"))
     run_dict = synthetic_run(qrels)

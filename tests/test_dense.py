@@ -14,6 +14,8 @@ from evalkit.registry import load_system
 
 from tiny_models import tiny_bert
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 TEXTS = [
     "Sea level rise is accelerating because of melting ice sheets in Greenland and Antarctica, "
     "and coastal cities face more frequent flooding as ocean temperatures rise every decade.",

@@ -15,6 +15,8 @@ from evalkit.systems import doc2query_model
 from evalkit.systems.doct5query import DEFAULT_MODEL, DocT5Query, read_expansions
 from tests.tiny_models import tiny_t5
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 DOCS = [
     {"_id": "d1", "title": "Sea level", "text": "Sea level rise is accelerating because of melting ice sheets."},
     {"_id": "d2", "title": "Vitamin D", "text": "Vitamin D supplementation reduces the risk of fractures in older adults."},

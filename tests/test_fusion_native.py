@@ -191,7 +191,7 @@ def real_4b():
     return results
 
 
-@pytest.mark.real_data
+@pytest.mark.realdata
 @pytest.mark.parametrize("label", ["pair", "triple"])
 def test_real_4b_dev_runs_equal_ranx(real_4b, label):
     runs, queries, reference = real_4b[label]

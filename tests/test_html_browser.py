@@ -152,6 +152,7 @@ def test_filters_and_figures_follow_the_chosen_pair(driver, small_page):
     assert console_problems(driver) == []
 
 
+@pytest.mark.realdata
 def test_real_4b_leaderboard_page(driver, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys

@@ -171,6 +171,7 @@ def test_climatecheck_labels_and_composite_bound(tmp_path, capsys):
     assert row["upper"][0] == pytest.approx(np.mean([row["upper"][i] for i in components]))  # the official mean's bound
 
 
+@pytest.mark.realdata
 def test_leaderboard_page_on_real_test_runs(tmp_path, capsys):
     gold = shared_or_skip(GOLD_4B["test"])
     out = tmp_path / "lb.json"

@@ -38,6 +38,7 @@ def test_judged_equals_ir_measures():
         assert ours[name].to_dict() == pytest.approx(theirs, abs=1e-12), name
 
 
+@pytest.mark.realdata
 def test_judged_equals_ir_measures_on_real_runs():
     ir_measures = pytest.importorskip("ir_measures")
     gold_path = shared_or_skip(GOLD_4B["dev"])
@@ -85,6 +86,7 @@ def test_bounds_equal_scoring_augmented_dict_qrels():
                 assert high >= low - 1e-12, label
 
 
+@pytest.mark.realdata
 def test_fully_judged_run_has_equal_bounds_and_real_runs_are_judged_to_one():
     gold = {"q1": {"a": 1, "b": 0}, "q2": {"c": 2, "d": 0}}
     run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"d": 1.0, "c": 0.5}}

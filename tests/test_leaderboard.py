@@ -31,6 +31,7 @@ def test_board():
     return gold, json.loads(result.stdout)
 
 
+@pytest.mark.realdata
 def test_real_test_submissions_first_place_first(test_board, tmp_path):
     from statsmodels.stats.multitest import multipletests
 
@@ -61,6 +62,7 @@ def test_real_test_submissions_first_place_first(test_board, tmp_path):
     assert ranking[1]["vs_next"]["significant"] is True  # SciBERT is clearly above the 3rd place
 
 
+@pytest.mark.realdata
 def test_other_split_file_is_set_apart(test_board):
     _, board = test_board
     rejected = {r["file"]: r for r in board["not_ranked"]}
@@ -69,6 +71,7 @@ def test_other_split_file_is_set_apart(test_board):
     assert entry["problem"] == "other split" and "answers only 151 of 1446 queries" in entry["reason"]
 
 
+@pytest.mark.realdata
 def test_markdown_leaderboard(tmp_path, capsys):
     gold = shared_or_skip(GOLD_4B["test"])
     out = tmp_path / "leaderboard.md"

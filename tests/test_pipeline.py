@@ -165,6 +165,7 @@ def test_shipped_configs_all_build():
         assert pipeline.config.stages, name
 
 
+@pytest.mark.realdata
 def test_cli_run_config_on_medline(tmp_path):
     shared_or_skip(SHARED / "medline")
     cfg = tmp_path / "two.toml"
@@ -192,6 +193,7 @@ def test_cli_run_config_on_medline(tmp_path):
     assert again.returncode == 2 and "exists; pass --force" in again.stderr
 
 
+@pytest.mark.realdata
 def test_cli_run_single_system_with_set_and_submission(tmp_path):
     gold = shared_or_skip(SHARED / "checkthat2025-4b/queries/subtask4b_query_tweets_dev.tsv")
     corpus = tmp_path / "collection.tsv"

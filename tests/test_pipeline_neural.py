@@ -16,6 +16,8 @@ pytest.importorskip("sentence_transformers")
 from helpers import run_cli  # noqa: E402
 from tiny_models import tiny_bert, tiny_causal_lm  # noqa: E402
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 DOCS = [
     ("d0", "Sea level", "Sea level rise is accelerating because of melting ice sheets."),
     ("d1", "Vitamin D", "Vitamin D supplementation reduces the risk of fractures in older adults."),

@@ -163,6 +163,7 @@ def test_bad_options_and_unknown_documents():
         load_system("rankgpt", model="m").rerank(corpus, queries.subset(["q1"]), stranger, depth=5)
 
 
+@pytest.mark.neural
 def test_tiny_causal_lm_through_the_transformers_backend(tmp_path):
     from tiny_models import tiny_causal_lm
 

@@ -22,6 +22,8 @@ from evalkit.stages import Labeler  # noqa: E402
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 TEXTS = SAMPLE_ABSTRACTS[:12]
 CE = dict(max_length=48, eval_batch_size=4, show_progress=False, device="cpu")
 
@@ -124,6 +126,7 @@ def test_clear_errors(ray_session):
         get_engine("spark")
 
 
+@pytest.mark.slow
 def test_cli_engine_ray_equals_local(tiny, tmp_path):
     import json
 
@@ -163,6 +166,7 @@ def pipeline_outputs(config_text: str, corpus, queries, engine) -> dict[str, str
     return out
 
 
+@pytest.mark.slow
 def test_every_model_stage_on_ray_equals_local(tiny, tmp_path_factory, ray_session, tmp_path, monkeypatch):
     """BM25 -> DocT5Query + dense -> RRF -> cross-encoder -> NLI labels (and a label_claim plugin): the same bytes."""
     from tiny_models import tiny_t5

@@ -48,6 +48,7 @@ def dev_report(tmp_path_factory):
     return gold, out, out.read_text()
 
 
+@pytest.mark.realdata
 def test_report_files_and_links_resolve(dev_report):
     _, out, markdown = dev_report
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown)
@@ -62,6 +63,7 @@ def test_report_files_and_links_resolve(dev_report):
         assert heading in markdown
 
 
+@pytest.mark.realdata
 def test_leaderboard_bold_and_markers_equal_scipy_holm(dev_report):
     from statsmodels.stats.multitest import multipletests
 
@@ -89,6 +91,7 @@ def test_leaderboard_bold_and_markers_equal_scipy_holm(dev_report):
         assert row[2].strip("*▲ ").startswith(f"{others[name].mean():.4f}")
 
 
+@pytest.mark.realdata
 def test_rank_distribution_equals_independent_count(dev_report):
     gold_path, _, markdown = dev_report
     rows = {r[0]: r[1:] for r in table_rows(section(markdown, "Where the first relevant document lands"))}
@@ -108,6 +111,7 @@ def test_rank_distribution_equals_independent_count(dev_report):
     assert rows[E5.stem][10] != "0" and rows[BM25.stem][10] == "0"  # depth 100 vs depth 10
 
 
+@pytest.mark.realdata
 def test_query_length_buckets_equal_independent_means(dev_report):
     gold_path, _, markdown = dev_report
     part = section(markdown, "Effect of query length")
@@ -126,6 +130,7 @@ def test_query_length_buckets_equal_independent_means(dev_report):
     assert total == 1400 and len(header) == 4
 
 
+@pytest.mark.realdata
 def test_wins_and_losses_have_text_and_gold_doc(dev_report):
     gold_path, _, markdown = dev_report
     part = section(markdown, "Largest wins and losses")
@@ -142,6 +147,7 @@ def test_wins_and_losses_have_text_and_gold_doc(dev_report):
     assert float(first_win[5]) == pytest.approx(diffs.max())
 
 
+@pytest.mark.realdata
 def test_manifest_block(dev_report):
     gold_path, _, markdown = dev_report
     manifest = section(markdown, "Manifest")
@@ -193,6 +199,7 @@ def test_gold_without_text_skips_query_length(tmp_path, capsys):
     assert (tmp_path / "trec.first-relevant-rank.png").exists() and not (tmp_path / "trec.query-length.png").exists()
 
 
+@pytest.mark.realdata
 def test_bad_report_inputs(tmp_path, capsys):
     gold = shared_or_skip(GOLD_4B["dev"])
 

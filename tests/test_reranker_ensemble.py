@@ -18,6 +18,8 @@ from evalkit.systems.reranker_ensemble import MemberConfig, RerankerEnsemble  # 
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
+pytestmark = pytest.mark.neural  # runs torch models (tiny local checkpoints)
+
 TEXTS = SAMPLE_ABSTRACTS[:10]
 SMALL = dict(max_length=48, eval_batch_size=8, batch_size=4, epochs=1, lr=1e-3, random_negatives=2, hard_negatives=2,
              pool_depth=8, hard_pool=5, depth=6, show_progress=False, device="cpu")

@@ -156,7 +156,7 @@ def test_synthetic_statistics_equal_pinned_values():
     _same(pinned, _json_round_trip(synthetic_snapshot()), "synthetic")
 
 
-@pytest.mark.real_data
+@pytest.mark.realdata
 def test_real_compare_and_leaderboard_equal_pinned_values():
     shared_or_skip(GOLD_4B["test"])
     pinned = json.loads(PINNED.read_text())["real"]

@@ -27,6 +27,7 @@ def official(run, split: str) -> float:
     return TASK.score(run, read_qrels(GOLD_4B[split])).official_value
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize(
     "path,split",
     [
@@ -58,6 +59,7 @@ def test_round_trip_gives_the_source_score(tmp_path, path, split):
     assert manifest["options"]["depth"] == 5 and manifest["options"]["member"] == "predictions.tsv"
 
 
+@pytest.mark.realdata
 def test_scored_trec_run_round_trip_keeps_the_ranking_rule(tmp_path):
     """A shuffled TREC run with tied scores: submit ranks by score, ties by doc id descending, as score does."""
     shared_or_skip(GOLD_4B["dev"])
@@ -116,6 +118,7 @@ def assert_refused(result, expected: str, *unwritten):
         assert not os.path.exists(path) and not os.path.exists(f"{path}.manifest.json")
 
 
+@pytest.mark.realdata
 def test_bad_input_is_refused_with_one_line(tmp_path):
     run = shared_or_skip(OTHER / "paperquest_bm25_dev.tsv")
     out = tmp_path / "s.zip"
@@ -142,6 +145,7 @@ def test_bad_input_is_refused_with_one_line(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.realdata
 def test_read_only_folder_is_refused(tmp_path, capsys, monkeypatch):
     folder = tmp_path / "ro"
     folder.mkdir()

@@ -88,6 +88,7 @@ def test_label_map_by_name_number_and_its_errors():
 
 
 # ------------------------------------------------------------------ NLI verifier
+@pytest.mark.neural
 def test_nli_verifier_with_tiny_bert_and_label_mapping(tmp_path):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
