@@ -83,9 +83,11 @@ METHODS: dict[str, FusionMethod] = {
         FusionMethod("alpha", None, ("alpha",), description="alpha*CE_norm + (1-alpha)*LLM_norm of two runs (cross-encoder, LLM)"),
     )
 }
-ALIASES = {"sum": "combsum", "mnz": "combmnz", "max": "combmax", "min": "combmin", "med": "combmed", "anz": "combanz", "gmnz": "combgmnz", "reciprocal_rank": "rrf"}
+ALIASES = {"sum": "combsum", "mnz": "combmnz", "max": "combmax", "min": "combmin", "med": "combmed", "anz": "combanz", "gmnz": "combgmnz",
+           "reciprocal_rank": "rrf"}
 NORMS = ("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda", "none")
-RANX_METRIC = {"MRR": "mrr", "Recall": "recall", "nDCG": "ndcg", "P": "precision", "MAP": "map", "Success": "hit_rate", "R-Prec": "r-precision", "Bpref": "bpref"}
+RANX_METRIC = {"MRR": "mrr", "Recall": "recall", "nDCG": "ndcg", "P": "precision", "MAP": "map", "Success": "hit_rate", "R-Prec": "r-precision",
+               "Bpref": "bpref"}
 
 
 def get_method(name: str) -> FusionMethod:

@@ -227,7 +227,9 @@ class Scorer:
         return Result(entry, now=value)
 
 
-def add_entry(baseline: RegressionBaseline, task: str, gold: str, run: str, metric: str | None = None, name: str | None = None, options: dict | None = None) -> Entry:
+def add_entry(
+    baseline: RegressionBaseline, task: str, gold: str, run: str, metric: str | None = None, name: str | None = None, options: dict | None = None
+) -> Entry:
     """Record the current value of (task, gold, run, metric); paths are given relative to the cwd."""
     from evalkit.formats import display_name
     from evalkit.tasks import get_task

@@ -40,7 +40,9 @@ import numpy as np
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.systems._models.modelio import autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model
+from evalkit.systems._models.modelio import (
+    autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model,
+)
 from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.registry import register_system
 from evalkit.stages import Retriever, option

@@ -40,7 +40,8 @@ def test_add_check_drop_improve_update(tmp_path):
     added = run_cli("check", "--baseline", baseline, "--add", "--task", "checkthat2025-4b", "--gold", gold, "--run", SCIBERT_DEV)
     assert added.returncode == 0, added.stderr
     assert added.stdout.strip() == f"added airwaves/predictions_SciBERT_dev_TOP10: MRR@5 = 0.708405 (checkthat2025-4b) to {baseline}"
-    second = run_cli("check", "--baseline", baseline, "--add", "--task", "checkthat2025-4b", "--gold", gold, "--run", SCIBERT_DEV, "--metric", "recall@10", "--name", "scibert-r10")
+    second = run_cli("check", "--baseline", baseline, "--add", "--task", "checkthat2025-4b", "--gold", gold, "--run", SCIBERT_DEV,
+                     "--metric", "recall@10", "--name", "scibert-r10")
     assert second.returncode == 0, second.stderr
     data = json.loads(baseline.read_text())
     entry = data["entries"][0]
@@ -86,7 +87,9 @@ def test_entry_errors_and_bad_baselines(tmp_path):
     assert broken.stderr.strip() == f"error: {tmp_path.name}/run: {run_copy}: no such file"
     assert broken.stdout.splitlines()[2].split()[-1] == "error"
 
-    for content, message in [("{not json", "not valid JSON"), ('{"entries": [{"task": "x"}]}', "entry 1 lacks gold, run, metric, expected"), ("[]", "not an evalkit baseline")]:
+    bad_files = [("{not json", "not valid JSON"), ('{"entries": [{"task": "x"}]}', "entry 1 lacks gold, run, metric, expected"),
+                 ("[]", "not an evalkit baseline")]
+    for content, message in bad_files:
         bad = tmp_path / "bad.json"
         bad.write_text(content)
         result = run_cli("check", "--baseline", bad)

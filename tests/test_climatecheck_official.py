@@ -55,7 +55,8 @@ CASES = {
     "list_of_7": HEAD + "".join(f"5,{d},{r},Supports\n" for r, d in enumerate([55, 53, 99, 54, 51, 52, 50], 1)),
     "list_of_15": HEAD + "".join(f"1,{d},{r},Refutes\n" for r, d in enumerate([90, 91, 12, 92, 93, 13, 94, 95, 96, 97, 98, 11, 99, 10, 89], 1)),
     "tied_ranks_small": HEAD + "1,12,1,Supports\n1,10,1,Supports\n1,13,1,Refutes\n1,11,1,Refutes\n",
-    "tied_ranks_long": HEAD + "".join(f"5,{d},{1 + i % 3},Supports\n" for i, d in enumerate([55, 53, 51, 50, 90, 91, 92, 93, 52, 94, 95, 96, 97, 98, 99, 54, 80, 81, 82, 83, 84, 85, 86, 87])),
+    "tied_ranks_long": HEAD + "".join(f"5,{d},{1 + i % 3},Supports\n"
+                                      for i, d in enumerate([55, 53, 51, 50, 90, 91, 92, 93, 52, 94, 95, 96, 97, 98, 99, 54, 80, 81, 82, 83, 84, 85, 86, 87])),
     "missing_claims": HEAD + "1,10,1,Supports\n",
     "extra_claims": HEAD + "1,10,1,Supports\n99,10,1,Supports\n98,5,1,Refutes\n",
     "nei_only_claim": HEAD + "3,30,1,Not Enough Information\n3,31,2,Supports\n",

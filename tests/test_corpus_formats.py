@@ -18,7 +18,8 @@ def write(tmp_path, name, text):
 
 
 def test_beir_jsonl_corpus_and_queries(tmp_path):
-    corpus = read_corpus(write(tmp_path, "c.jsonl", '{"_id": "d1", "title": "Sea", "text": "level rise", "metadata": {}}\n\n{"_id": "d2", "title": "", "text": "ice"}\n'))
+    jsonl = '{"_id": "d1", "title": "Sea", "text": "level rise", "metadata": {}}\n\n{"_id": "d2", "title": "", "text": "ice"}\n'
+    corpus = read_corpus(write(tmp_path, "c.jsonl", jsonl))
     assert corpus.ids == ["d1", "d2"] and corpus.fields == {"title": ["Sea", ""], "text": ["level rise", "ice"]}
     assert corpus.text(0) == "Sea level rise" and corpus.source.format == "beir-jsonl"
     queries = read_queries(write(tmp_path, "q.jsonl", '{"_id": "q1", "text": "sea?", "metadata": {"d1": [{"label": "SUPPORT"}]}}\n'))
@@ -68,7 +69,8 @@ def test_pickle_needs_trust(tmp_path):
 
 
 def test_trec_sgml_and_smart(tmp_path):
-    sgml = write(tmp_path, "docs.sgml", "<DOC>\n<DOCNO> D-1 </DOCNO>\n<TITLE>Heat</TITLE>\n<TEXT>waves <b>kill</b></TEXT>\n</DOC>\n<DOC><DOCNO>D-2</DOCNO>cold</DOC>\n")
+    sgml = write(tmp_path, "docs.sgml",
+                 "<DOC>\n<DOCNO> D-1 </DOCNO>\n<TITLE>Heat</TITLE>\n<TEXT>waves <b>kill</b></TEXT>\n</DOC>\n<DOC><DOCNO>D-2</DOCNO>cold</DOC>\n")
     corpus = read_corpus(sgml)
     assert corpus.ids == ["D-1", "D-2"] and corpus.fields["title"] == ["Heat", ""] and corpus.fields["text"] == ["waves kill", "cold"]
     smart = write(tmp_path, "q.qry", ".I 1\n.T\nLens\n.W\n the crystalline lens\n in humans.\n.X\n3 4\n.I 2\n.W\nblood oxygen\n")

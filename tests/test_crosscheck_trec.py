@@ -58,7 +58,8 @@ def test_nfcorpus_matches_trec_eval_per_query(qrels_file, level):
     run_dict = synthetic_run(qrels)
     metrics = parse_metrics(list(TREC_NAMES))
     ev = evaluate(Run.from_scores(run_dict), qrels, metrics, missing="skip", relevance_level=level)
-    theirs = trec_eval_per_query(qrels.to_dict(), run_dict, {"ndcg_cut.5,10", "map", "map_cut.10", "bpref", "Rprec", "recip_rank", "P.5,10", "recall.10,100", "success.1,5"}, level)
+    measures = {"ndcg_cut.5,10", "map", "map_cut.10", "bpref", "Rprec", "recip_rank", "P.5,10", "recall.10,100", "success.1,5"}
+    theirs = trec_eval_per_query(qrels.to_dict(), run_dict, measures, level)
     assert set(ev.query_ids.tolist()) == set(theirs)
     for label, trec_name in TREC_NAMES.items():
         ours = dict(zip(ev.query_ids.tolist(), ev.per_query[label].tolist()))

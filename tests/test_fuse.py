@@ -101,7 +101,8 @@ def test_optimize_weights_on_dev_gold(dev_runs, tmp_path, capsys):
     for w in (0.0, 0.5, 1.0):
         other = task.score(fusion.fuse(dev_runs[::2], "wsum", weights=[w, 1 - w]), gold).official_value
         assert chosen >= other - 1e-12
-    args = ["fuse", str(DEV_RUNS[0]), str(DEV_RUNS[2]), "--method", "wsum", "--optimize-on", str(GOLD_4B["dev"]), "--step", "0.5", "--out", str(tmp_path / "o.trec")]
+    args = ["fuse", str(DEV_RUNS[0]), str(DEV_RUNS[2]), "--method", "wsum", "--optimize-on", str(GOLD_4B["dev"]), "--step", "0.5",
+            "--out", str(tmp_path / "o.trec")]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert f"for MRR@5: weights = [{weights[0]}, {weights[1]}]" in out
@@ -114,7 +115,8 @@ def test_different_query_sets_are_refused(tmp_path):
     dev, test = shared_or_skip(AIRWAVES / "predictions_BM25_dev_TOP10.tsv"), AIRWAVES / "predictions_BM25_test_TOP10.tsv"
     result = run_cli("fuse", dev, test, "--out", out)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert "the runs answer different query sets (predictions_BM25_dev_TOP10: 1400, predictions_BM25_test_TOP10: 1446; 151 in common, 2695 in all)" in result.stderr
+    assert ("the runs answer different query sets "
+            "(predictions_BM25_dev_TOP10: 1400, predictions_BM25_test_TOP10: 1446; 151 in common, 2695 in all)") in result.stderr
     assert not out.exists()
     runs = [read_run(dev), read_run(test)]
     union = fusion.fuse(runs, "combsum", allow_partial=True)

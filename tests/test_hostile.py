@@ -148,7 +148,8 @@ CASES: dict[str, tuple[Callable[[Path], tuple], str]] = {
     "truncated gzip": (lambda f: ("score", write(f, "r.gz", gzip.compress(RUN.encode())[:-12]), "gold.qrels"), "gzip"),
     # --- TREC SGML corpus: strict, linear
     "SGML <DOC> without </DOC>": (lambda f: ("run", "bm25", "--corpus", write(f, "c.trec", "<DOC><DOCNO>d1</DOCNO>a</DOC>\n<DOC><DOCNO>d2</DOCNO>b\n"
-                                  "<DOC><DOCNO>d3</DOCNO>c</DOC>\n<DOC><DOCNO>d4</DOCNO>d</DOC>\n"), "--queries", "queries.tsv", "--out", "o.trec"), "c.trec:3: <DOC> inside"),
+                                  "<DOC><DOCNO>d3</DOCNO>c</DOC>\n<DOC><DOCNO>d4</DOCNO>d</DOC>\n"), "--queries", "queries.tsv", "--out", "o.trec"),
+                                  "c.trec:3: <DOC> inside"),
     "SGML 200k unclosed <DOC>": (lambda f: ("run", "bm25", "--corpus", write(f, "c.trec", "<DOC>\n" * 200_000), "--queries", "queries.tsv",
                                  "--out", "o.trec"), "c.trec:2:"),
     "SGML stray </DOC>": (lambda f: ("run", "bm25", "--corpus", write(f, "c.trec", "<DOC><DOCNO>d1</DOCNO>a</DOC>\n</DOC>\n"), "--queries",
@@ -156,7 +157,8 @@ CASES: dict[str, tuple[Callable[[Path], tuple], str]] = {
     "SGML <DOCNO> unclosed": (lambda f: ("run", "bm25", "--corpus", write(f, "c.trec", "<DOC>\n<DOCNO>d1\ntext</DOC>\n"), "--queries",
                               "queries.tsv", "--out", "o.trec"), "c.trec:1: <DOCNO> without </DOCNO>"),
     # --- fusion
-    "fuse --weights nan,inf": (lambda f: ("fuse", "run.trec", write(f, "run2.trec", RUN), "--method", "wsum", "--weights", "nan,inf", "--out", "f.trec"), "weight"),
+    "fuse --weights nan,inf": (lambda f: ("fuse", "run.trec", write(f, "run2.trec", RUN), "--method", "wsum", "--weights", "nan,inf", "--out", "f.trec"),
+                               "weight"),
     "fuse --weights 1,inf": (lambda f: ("fuse", "run.trec", write(f, "run2.trec", RUN), "--method", "wsum", "--weights", "1,inf", "--out", "f.trec"), "weight"),
     "fuse --rrf-k nan": (lambda f: ("fuse", "run.trec", write(f, "run2.trec", RUN), "--rrf-k", "nan", "--out", "f.trec"), "finite"),
     # --- tracebacks that must be one line
@@ -185,18 +187,21 @@ CASES: dict[str, tuple[Callable[[Path], tuple], str]] = {
     "load= with options for another system": (lambda f: (write(f, "model/evalkit-system.json", '{"options": {"no_such_option": 1}}'), run_args(
         toml_config(f, '[[stages]]\nname = "d"\nsystem = "bm25"\nload = "model"')))[1], "unknown option 'no_such_option'"),
     "compare --bootstrap 3000000": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--bootstrap", "3000000"), "--bootstrap"),
-    "compare --permutations 10**12": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--permutations", str(10**12)), "--permutations"),
+    "compare --permutations 10**12": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--permutations", str(10**12)),
+                                      "--permutations"),
     "compare --seed -1": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--seed", "-1"), "--seed"),
     # --- outputs: checked before anything is written, never overwritten without --force
     "score --out X --per-query X": (lambda f: ("score", "run.trec", "gold.qrels", "--out", "X", "--per-query", "X"), "named twice"),
-    "compare --out X --per-query X": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--out", "X", "--per-query", "X"), "named twice"),
+    "compare --out X --per-query X": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--out", "X", "--per-query", "X"),
+                                      "named twice"),
     "score --out the gold file": (lambda f: ("score", "run.trec", "gold.qrels", "--out", "gold.qrels", "--force"), "also an input"),
     "score --out sidecar exists": (lambda f: (write(f, "s.txt.manifest.json", "{}"), ("score", "run.trec", "gold.qrels", "--out", "s.txt"))[1], "exists"),
     "submit over an existing manifest": (lambda f: (write(f, "sub.zip.manifest.json", "{}"), ("submit", write(f, "lists.tsv", "post_id\tpreds\n1\t['a']\n"),
                                          "--task", "checkthat2025-4b", "--out", "sub.zip", "--depth", "1"))[1], "exists"),
-    "run over an existing manifest": (lambda f: (write(f, "out.trec.manifest.json", "{}"), ("run", "bm25", "--corpus", "corpus.jsonl", "--queries", "queries.tsv",
-                                      "--out", "out.trec"))[1], "exists"),
-    "fuse over an existing manifest": (lambda f: (write(f, "f.trec.manifest.json", "{}"), ("fuse", "run.trec", write(f, "run2.trec", RUN), "--out", "f.trec"))[1], "exists"),
+    "run over an existing manifest": (lambda f: (write(f, "out.trec.manifest.json", "{}"),
+                                                 ("run", "bm25", "--corpus", "corpus.jsonl", "--queries", "queries.tsv", "--out", "out.trec"))[1], "exists"),
+    "fuse over an existing manifest": (lambda f: (write(f, "f.trec.manifest.json", "{}"),
+                                                  ("fuse", "run.trec", write(f, "run2.trec", RUN), "--out", "f.trec"))[1], "exists"),
     # --- silently accepted before
     "--relevance-level nan": (lambda f: ("score", "run.trec", "gold.qrels", "--relevance-level", "nan"), "finite"),
     "--relevance-level inf": (lambda f: ("score", "run.trec", "gold.qrels", "--relevance-level", "inf"), "finite"),
@@ -205,7 +210,8 @@ CASES: dict[str, tuple[Callable[[Path], tuple], str]] = {
                                    "--out", "o.trec"), "appears twice"),
     # --- values that the fast (>= 1 MiB) path once read as 0.0
     "score NaN in a large run": (lambda f: ("score", write(f, "big.trec", RUN * 20_000 + "q1 Q0 d9 9 nan r\n"), "gold.qrels"), "big.trec:80001"),
-    "score NA grade in large qrels": (lambda f: ("score", "run.trec", write(f, "big.qrels", "".join(f"q{i} 0 d{i} 1\n" for i in range(60_000)) + "q1 0 dx NA\n")),
+    "score NA grade in large qrels": (lambda f: ("score", "run.trec",
+                                                 write(f, "big.qrels", "".join(f"q{i} 0 d{i} 1\n" for i in range(60_000)) + "q1 0 dx NA\n")),
                                       "big.qrels:60001"),
     # --- containers
     "zip member escaping the archive": (lambda f: ("score", _zip_with(f, "../evil.trec"), "gold.qrels"), "outside the archive"),

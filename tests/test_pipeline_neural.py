@@ -83,7 +83,7 @@ name = "labels"
 system = "nli-verifier"
 depth = 3
 options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Enough Information"], max_length = 64, device = "cpu" }}
-''')
+''')  # noqa: E501 (TOML inline tables stay on one line)
     out = tmp_path / "run.trec"
     done = run_cli("run", config, "--corpus", corpus, "--queries", queries, "--train-queries", queries, "--train-qrels",
                    tmp_path / "train.tsv", "--gold", tmp_path / "test.tsv", "--out", out, "--report", tmp_path / "all.md",

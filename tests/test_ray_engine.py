@@ -207,7 +207,7 @@ name = "labels"
 system = "nli-verifier"
 depth = 5
 options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Enough Information"], max_length = 48, batch_size = 4, device = "cpu" }}
-'''
+'''  # noqa: E501 (TOML inline tables stay on one line)
     local = pipeline_outputs(config, corpus, queries, None)
     monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "ray-cache"))  # nothing cached: DocT5Query generates again
     engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1))

@@ -118,7 +118,8 @@ def test_declared_split_disagreeing_with_content():
 @pytest.mark.realdata
 def test_cli_exit_codes_and_verdict(tmp_path):
     dev = shared_or_skip(GOLD_4B["dev"])
-    good = run_cli("validate", OTHER / "paperquest_bm25_dev.tsv", "--task", "checkthat2025-4b", "--gold", dev, "--collection-ids", GOLD_4B["train"], "--collection-ids", dev)
+    good = run_cli("validate", OTHER / "paperquest_bm25_dev.tsv", "--task", "checkthat2025-4b", "--gold", dev,
+                   "--collection-ids", GOLD_4B["train"], "--collection-ids", dev)
     assert good.returncode == 0, good.stderr
     assert good.stdout.strip().splitlines() == [
         f"VALID: {OTHER / 'paperquest_bm25_dev.tsv'} is a valid checkthat2025-4b submission; split dev (1400 of 1400 dev queries); "
@@ -224,7 +225,8 @@ def test_inline_good_file_and_containers(tmp_path, refs):
     assert (4, "encoding") in {(p.line, p.kind) for p in result.errors}
 
 
-CC_GOOD = "claim_id,abstract_id,rank,label\n" + "".join(f"c1,a{i},{i},Supports\n" for i in range(1, 11)) + "".join(f"c2,b{i},{i},Refutes\n" for i in range(1, 11))
+CC_GOOD = ("claim_id,abstract_id,rank,label\n" + "".join(f"c1,a{i},{i},Supports\n" for i in range(1, 11))
+           + "".join(f"c2,b{i},{i},Refutes\n" for i in range(1, 11)))
 
 
 def test_climatecheck_inline(tmp_path):

@@ -24,7 +24,9 @@ GOLD = [CT4B / "queries" / f"subtask4b_query_tweets_{name}.tsv" for name in ("tr
 
 
 def main() -> int:
-    base = bl.RegressionBaseline(OUT, [], description="Official MRR@5 of the real CheckThat! 2025 Task 4b runs in ../shared/data (AIRwaves and other teams), each against the gold of the split its post_ids belong to. Rebuild with bench/baselines/build_checkthat2025_4b.py.")
+    base = bl.RegressionBaseline(OUT, [], description=(
+        "Official MRR@5 of the real CheckThat! 2025 Task 4b runs in ../shared/data (AIRwaves and other teams), "
+        "each against the gold of the split its post_ids belong to. Rebuild with bench/baselines/build_checkthat2025_4b.py."))
     splits = load_splits(GOLD)
     for path in sorted(p for p in (CT4B / "runs").glob("*/*") if p.is_file()):
         split, _ = guess_split(set(read_run(path).query_ids.tolist()), splits)

@@ -60,14 +60,18 @@ def _plain(value):
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The fused TREC run.")
-@click.option("--method", default="rrf", show_default=True, help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, isr, log_isr, logn_isr, bordafuse, w_bordafuse, condorcet, w_condorcet, rbc, bayesfuse, mapfuse, posfuse, probfuse, segfuse, slidefuse, alpha.")
-@click.option("--norm", default="min-max", show_default=True, help="Score normalisation before fusing: min-max, min-max-inverted, max, sum, zmuv, rank, borda, none.")
+@click.option("--method", default="rrf", show_default=True,
+              help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, isr, log_isr, logn_isr, "
+                   "bordafuse, w_bordafuse, condorcet, w_condorcet, rbc, bayesfuse, mapfuse, posfuse, probfuse, segfuse, slidefuse, alpha.")
+@click.option("--norm", default="min-max", show_default=True,
+              help="Score normalisation before fusing: min-max, min-max-inverted, max, sum, zmuv, rank, borda, none.")
 @click.option("--weights", default=None, help="One weight per run for weighted methods, e.g. 0.3,0.7 (default: equal).")
 @click.option("--rrf-k", "rrf_k", type=FINITE, default=None, help="RRF constant k in 1/(k + rank) (default 60).")
 @click.option("--alpha", type=FINITE, default=None, help="alpha fusion: weight of the first (cross-encoder) run; the second is the LLM ranking (default 0.4).")
 @click.option("--param", "params", multiple=True, help="Other method parameters as name=value (gamma, sigma, phi); repeatable.")
 @click.option("--depth", type=int, default=None, help="Use only the first N documents of each run.")
-@click.option("--optimize-on", "optimize_on", default=None, type=click.Path(dir_okay=False), help="Dev gold to choose the weights / parameters on (ranx optimize_fusion); prints the choice.")
+@click.option("--optimize-on", "optimize_on", default=None, type=click.Path(dir_okay=False),
+              help="Dev gold to choose the weights / parameters on (ranx optimize_fusion); prints the choice.")
 @click.option("--metric", default=None, help="Metric to optimise (default: the gold task's official metric, e.g. mrr@5).")
 @click.option("--step", type=FINITE, default=0.1, show_default=True, help="Grid step of the weight search.")
 @click.option("--tag", default=None, help="Run tag written in the last TREC column (default: the method).")

@@ -43,7 +43,8 @@ def report_figures(target) -> list:
 @click.option("--baseline", "-b", default=None, help="Run the others are tested against (file, name or position; default: the first).")
 @click.option("--metric", default=None, help="Per-query metric for query length and wins/losses (default: the official metric).")
 @click.option("--metrics", "-m", multiple=True, help='Leaderboard metrics besides the official one, e.g. "mrr@10 recall@5".')
-@click.option("--pair", nargs=2, default=None, metavar="A B", help="Runs whose largest per-query wins/losses are listed (default: baseline and the best other run).")
+@click.option("--pair", nargs=2, default=None, metavar="A B",
+              help="Runs whose largest per-query wins/losses are listed (default: baseline and the best other run).")
 @click.option("--top", type=int, default=10, show_default=True, help="Wins and losses listed each way.")
 @click.option("--length-buckets", type=int, default=4, show_default=True, help="Query-length buckets (quantiles of tokens).")
 @click.option("--test", "test_name", type=click.Choice(["wilcoxon", "ttest", "randomization"]), default="wilcoxon", show_default=True,

@@ -9,7 +9,8 @@ import click
 from evalkit.cli.common import FORCE_OPTION
 
 CORPUS_OPTIONS = [
-    click.option("--corpus", required=True, type=click.Path(dir_okay=False), help="Documents: BEIR JSONL, CSV/TSV/Parquet, id<TAB>text, TREC SGML, SMART, pickle."),
+    click.option("--corpus", required=True, type=click.Path(dir_okay=False),
+                 help="Documents: BEIR JSONL, CSV/TSV/Parquet, id<TAB>text, TREC SGML, SMART, pickle."),
     click.option("--corpus-format", default="auto", show_default=True, help="Force the collection format (see `evalkit systems`)."),
     click.option("--queries-format", default="auto", show_default=True, help="Force the query file format."),
     click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN", help="Column mapping for tables, e.g. --map text=abstract --map id=cord_uid."),

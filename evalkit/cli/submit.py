@@ -8,9 +8,12 @@ from evalkit.cli.common import COLUMN_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, w
 
 @click.command()
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.option("--task", required=True, help="Task name (see `evalkit tasks`): checkthat2025-4b, climatecheck2025-retrieval, climatecheck2025-verification.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Output: NAME.zip (the upload; official file inside, no folder) or a plain .tsv/.csv.")
-@click.option("--queries", default=None, type=click.Path(dir_okay=False), help="Query or gold file of the split: exactly these queries are written, in its order.")
+@click.option("--task", required=True,
+              help="Task name (see `evalkit tasks`): checkthat2025-4b, climatecheck2025-retrieval, climatecheck2025-verification.")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+              help="Output: NAME.zip (the upload; official file inside, no folder) or a plain .tsv/.csv.")
+@click.option("--queries", default=None, type=click.Path(dir_okay=False),
+              help="Query or gold file of the split: exactly these queries are written, in its order.")
 @click.option("--depth", type=int, default=None, help="Ids per query (default: the task's, 4b 5, ClimateCheck 10).")
 @click.option("--dedupe", is_flag=True, help="Drop repeated ids of a query (first position kept) before cutting to the depth.")
 @RUN_FORMAT_OPTION

@@ -24,7 +24,8 @@ def verdict(path: str, task: str, problems, expectations) -> str:
         parts.append("query set not checked (give --gold or --queries)")
     if "queries" in facts:
         parts.append(f"{facts['queries']} queries read, {facts['depth']} ids per query required")
-    parts.append(f"ids checked against {expectations.collection_note}" if expectations.collection is not None else "ids not checked against a collection (give --collection-ids)")
+    checked = expectations.collection is not None
+    parts.append(f"ids checked against {expectations.collection_note}" if checked else "ids not checked against a collection (give --collection-ids)")
     details = "; ".join(parts)
     warnings = f" with {problems.summary('warning')}" if problems.warnings else ""
     if problems.valid:

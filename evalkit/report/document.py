@@ -70,7 +70,7 @@ def markers(scored: Sequence[ScoredRun], options: ReportOptions) -> tuple[dict[t
             direction = rank_biserial(a, b, options.compare.zero_method) if options.test == "wilcoxon" else float(np.mean(a - b)) if len(a) else 0.0
             results.append((significance_test(options.test, a, b, options.compare), direction))
         adjusted = adjust([r.p_value for r, _ in results], options.compare.correction, options.compare.alpha)
-        for i, (result, diff), p in zip(others, results, adjusted):
+        for i, (_result, diff), p in zip(others, results, adjusted):
             if p < options.compare.alpha and diff != 0:
                 found[(names[i], column)] = BETTER if diff > 0 else WORSE
         tested.append(column)
