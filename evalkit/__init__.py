@@ -18,8 +18,17 @@ from evalkit._version import __version__
 
 _API = ("score", "compare", "fuse", "read_run", "read_qrels", "as_run", "as_qrels", "ScoreResult", "CompareResult")
 _DATA = ("Run", "Qrels")
+_ELSEWHERE = {  # name -> the module that holds it
+    "write_report": "evalkit.report.writer",
+    "ReportResult": "evalkit.report.writer",
+    "run_pipeline": "evalkit.pipeline_run",
+    "load_pipeline": "evalkit.pipeline_run",
+    "PipelineResult": "evalkit.pipeline_run",
+    "validate": "evalkit.tasks.submissions",
+    "write_submission": "evalkit.tasks.submissions",
+}
 
-__all__ = ["__version__", *_API, *_DATA]
+__all__ = ["__version__", *_API, *_DATA, *_ELSEWHERE]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,6 +40,10 @@ def __getattr__(name: str) -> Any:
         from evalkit import data
 
         return getattr(data, name)
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
     raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
 
 

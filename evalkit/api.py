@@ -229,6 +229,10 @@ class CompareResult:
         return pd.DataFrame(self.values.matrix.T, index=pd.Index(self.values.query_ids, name="query_id"), columns=self.values.names)
 
 
+def _paths_of(runs: Sequence[RunLike]) -> list[str | None]:
+    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
+
+
 def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str | None]:
     if names is not None:
         if len(names) != len(runs):
@@ -285,7 +289,7 @@ def compare(
     from evalkit.comparison import compare as run_comparison
     from evalkit.manifest import build_manifest
     from evalkit.metrics import parse_metric
-    from evalkit.runset import comparison_metric, default_metric_labels, score_one
+    from evalkit.runset import comparison_metric, default_metric_labels, pick_run, score_one, with_progress
     from evalkit.stats.paired import align
 
     if len(runs) < 2:
@@ -308,10 +312,10 @@ def compare(
     scored = [
         score_one(the_task, qrels, run, run.name, wanted, missing=missing, allow_partial=allow_partial,
                   relevance_level=relevance_level, depth=depth)
-        for run in loaded
+        for run in with_progress(loaded, progress, "scoring")
     ]
     run_names = [s.name for s in scored]
-    base = _pick_baseline(baseline, run_names, runs)
+    base = pick_run(baseline, run_names, _paths_of(runs))
     label = comparison_metric(the_task, scored[0].score, chosen)
     evaluations = [s.score.evaluation for s in scored]
     values = align(evaluations, label, run_names)
@@ -334,22 +338,6 @@ def compare(
     notes = [note for s in scored for note in s.notes]
     return CompareResult(task=the_task.name, comparison=result, values=values, binary_values=binary_values,
                          policy=scored[0].score.policy_lines(), notes=notes, manifest=manifest)
-
-
-def _pick_baseline(choice: str | int | None, names: list[str], runs: Sequence[RunLike]) -> str:
-    """The baseline run's name: by name, path, 1-based position (int or digits) or ``None`` (the first)."""
-    if choice is None:
-        return names[0]
-    if isinstance(choice, int) and not isinstance(choice, bool):
-        if 1 <= choice <= len(names):
-            return names[choice - 1]
-        raise UsageError(f"baseline position {choice} is out of range (1..{len(names)})")
-    for name, run in zip(names, runs):
-        if choice == name or (isinstance(run, (str, os.PathLike)) and choice == os.fspath(run)):
-            return name
-    if str(choice).isdigit() and 1 <= int(choice) <= len(names):
-        return names[int(choice) - 1]
-    raise UsageError(f"baseline {choice!r} is none of the runs (give a file, its name or its position: {', '.join(names)})")
 
 
 # ----------------------------------------------------------------- fuse

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from evalkit.data import Qrels, Run
-from evalkit.errors import PartialRunError
+from evalkit.errors import PartialRunError, UsageError
 from evalkit.evaluation import PARTIAL_THRESHOLD
 from evalkit.tasks.base import Task, TaskScore
 
@@ -112,6 +112,15 @@ def score_one(
     return ScoredRun(name=name, path=path, run=run.with_name(name), score=score, notes=run_notes(score, name))
 
 
+def with_progress(items: list, shown: bool, what: str) -> Any:
+    """``items``, with a progress bar over them when ``shown`` and there are more than three."""
+    if not shown or len(items) <= 3:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=what, unit="run", leave=False, disable=None)
+
+
 def score_runs(
     gold_path: str,
     run_paths: Sequence[str],
@@ -143,11 +152,7 @@ def score_runs(
     runs = [read_run(path, run_format, column=column, name=name) for path, name in zip(run_paths, names)]
     task = resolve_task(task_name, qrels, runs[0] if runs else None)
     chosen = metrics(task) if callable(metrics) else metrics
-    iterator = list(zip(runs, names))
-    if progress and len(iterator) > 3:
-        from tqdm import tqdm
-
-        iterator = tqdm(iterator, desc="scoring", unit="run", leave=False, disable=None)
+    iterator = with_progress(list(zip(runs, names)), progress, "scoring")
     scored = [
         score_one(
             task, qrels, run, name, chosen, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level, depth=depth
@@ -155,6 +160,22 @@ def score_runs(
         for run, name in iterator
     ]
     return task, qrels, scored
+
+
+def pick_run(choice: str | int | None, names: Sequence[str], paths: Sequence[str | None], what: str = "baseline") -> str:
+    """The run named by ``choice``: its display name, its path or its 1-based position; ``None``: the first."""
+    if choice is None:
+        return names[0]
+    if isinstance(choice, int) and not isinstance(choice, bool):
+        if 1 <= choice <= len(names):
+            return names[choice - 1]
+        raise UsageError(f"{what} position {choice} is out of range (1..{len(names)})")
+    for name, path in zip(names, paths):
+        if choice == name or (path is not None and choice == path):
+            return name
+    if str(choice).isdigit() and 1 <= int(choice) <= len(names):
+        return names[int(choice) - 1]
+    raise UsageError(f"{what} {choice!r} is none of the runs (give a file, its name or its position: {', '.join(names)})")
 
 
 def by_official_score(scored: Sequence[ScoredRun]) -> list[ScoredRun]:

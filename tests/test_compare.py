@@ -231,7 +231,7 @@ def test_single_run_and_bad_options(capsys):
     gold = shared_or_skip(GOLD_4B["dev"])
     one_line_error(*cli(capsys, "compare", gold, DEV_RUNS[0])[::2], "compare needs at least two runs")
     one_line_error(*cli(capsys, "compare", gold, *DEV_RUNS[:2], "--binary", "mrr@5")[::2], "is not a 0/1 outcome")
-    one_line_error(*cli(capsys, "compare", gold, *DEV_RUNS[:2], "--baseline", "nope")[::2], "--baseline 'nope' is none of the runs")
+    one_line_error(*cli(capsys, "compare", gold, *DEV_RUNS[:2], "--baseline", "nope")[::2], "baseline 'nope' is none of the runs")
     one_line_error(*cli(capsys, "compare", gold, *DEV_RUNS[:2], "--metric", "foo@3")[::2], "unknown metric 'foo'")
 
 

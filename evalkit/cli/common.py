@@ -85,17 +85,3 @@ ZERO_METHOD_OPTION = click.option(
 def print_notes(notes) -> None:
     for note in notes:
         warn(note)
-
-
-def pick_run(choice: str | None, names: list[str], paths: list[str], what: str = "--baseline") -> str:
-    """The run named by ``choice`` (display name, path or 1-based position); default the first."""
-    from evalkit.errors import UsageError
-
-    if choice is None:
-        return names[0]
-    for name, path in zip(names, paths):
-        if choice in (name, path):
-            return name
-    if choice.isdigit() and 1 <= int(choice) <= len(names):
-        return names[int(choice) - 1]
-    raise UsageError(f"{what} {choice!r} is none of the runs (give a file, its name or its position: {', '.join(names)})")

@@ -18,7 +18,6 @@ from evalkit.cli.common import (
     SEED_OPTION,
     TASK_OPTION,
     ZERO_METHOD_OPTION,
-    pick_run,
     print_notes,
 )
 
@@ -61,64 +60,28 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
     comparison the p-values are corrected (Holm by default); raw and
     adjusted p-values are shown. All tests are two-sided and seeded.
     """
-    from evalkit.comparison import CompareOptions
-    from evalkit.comparison import compare as run_comparison
-    from evalkit.errors import UsageError
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
-    from evalkit.metrics import parse_metric
+    from evalkit.api import compare as compare_runs
+    from evalkit.manifest import write_sidecar
     from evalkit.report import compare_output
-    from evalkit.runset import comparison_metric, default_metric_labels, score_runs
-    from evalkit.stats.paired import align
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-    if len(runs) < 2:
-        raise UsageError(f"compare needs at least two runs (got {len(runs)}): a baseline and a run to compare with it")
-    options = CompareOptions(zero_method, permutations, bootstrap_resamples, ci_method, confidence, seed, correction, alpha)
-    options.check()
-    binary_metric = parse_metric(binary)
-    if not binary_metric.binary:
-        raise UsageError(f"--binary {binary}: {binary_metric.label} is not a 0/1 outcome per query (use success@k)")
-    chosen = parse_metric(metric).label if metric else None
     sidecar = sidecar_of(out_path) if out_path and output == "table" else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])
-
-    def metrics_for(the_task):
-        return default_metric_labels(the_task) + ([chosen] if chosen else []) + [binary_metric.label]
-
-    the_task, qrels, scored = score_runs(
-        gold, list(runs), task_name=task, metrics=metrics_for, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level, depth=depth, run_format=run_format, gold_format=gold_format, column=column,
+    compared = compare_runs(
+        gold, *runs, metric=metric, baseline=baseline, binary=binary, task=task, missing=missing, zero_method=zero_method,
+        permutations=permutations, bootstrap=bootstrap_resamples, ci_method=ci_method, confidence=confidence, seed=seed,
+        correction=correction, alpha=alpha, relevance_level=relevance_level, depth=depth, allow_partial=allow_partial,
+        run_format=run_format, gold_format=gold_format, column=column, progress=True,
     )
-    names = [s.name for s in scored]
-    base = pick_run(baseline, names, list(map(str, runs)))
-    label = comparison_metric(the_task, scored[0].score, chosen)
-    evaluations = [s.score.evaluation for s in scored]
-    values = align(evaluations, label, names)
-    binary_values = align(evaluations, binary_metric.label, names)
-    for item in scored:
-        print_notes(item.notes)
-    result = run_comparison(values, base, options, binary_values, progress=True)
-    if label != scored[0].score.official:
-        result.notes.append(f"compared on {label}; the task's official score is {scored[0].score.official}")
-    policy = scored[0].score.policy_lines()
-    manifest = build_manifest(
-        the_task.name,
-        [input_entry("gold", qrels.source)] + [input_entry(f"run:{s.name}", s.run.source) for s in scored],
-        {
-            "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
-            "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap_resamples,
-            "ci_method": ci_method, "confidence": confidence, "correction": correction, "alpha": alpha,
-            "relevance_level": relevance_level, "depth": depth, "allow_partial": allow_partial,
-        },
-        seed=seed,
-        command="compare",
-    )
+    print_notes(compared.notes)
+    result, values, binary_values, base = compared.comparison, compared.values, compared.binary_values, compared.baseline
+    policy, manifest, task_name = compared.policy, compared.manifest, compared.task
     if output == "json":
-        text = compare_output.as_json(result, the_task.name, policy, manifest)
+        text = compare_output.as_json(result, task_name, policy, manifest)
     elif output == "markdown":
-        text = compare_output.as_markdown(result, the_task.name, policy, manifest)
+        text = compare_output.as_markdown(result, task_name, policy, manifest)
     else:
-        text = compare_output.as_table(result, the_task.name, policy)
+        text = compare_output.as_table(result, task_name, policy)
     if per_query:
         atomic_write(per_query, compare_output.per_query_tsv(values, binary_values, base), force=force)
         write_sidecar(per_query, manifest)

@@ -123,14 +123,14 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
 
 def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) -> list[tuple[str, str]]:
     """The HTML page and/or its JSON for a leaderboard (the gold read again for its documents and labels)."""
-    from evalkit.cli.common import pick_run
     from evalkit.cli.html_output import official_components, page_payloads
     from evalkit.formats import read_qrels
     from evalkit.report.page_data import PageInputs
+    from evalkit.runset import pick_run
     from evalkit.tasks import get_task
 
     names = [e.name for e in board.entries]
-    base = pick_run(baseline, names, [e.file for e in board.entries]) if names else ""
+    base = pick_run(baseline, names, [e.file for e in board.entries], "--baseline") if names else ""
     components = official_components(get_task(board.task), board.entries[0].scored.score) if names else []
     inputs = PageInputs(
         kind="leaderboard", title=f"Leaderboard: {board.task or '?'}", board=board, qrels=read_qrels(gold, gold_format), baseline=base,

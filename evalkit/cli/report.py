@@ -18,22 +18,8 @@ from evalkit.cli.common import (
     SEED_OPTION,
     TASK_OPTION,
     ZERO_METHOD_OPTION,
-    pick_run,
     print_notes,
 )
-
-
-def report_figures(target) -> list:
-    """The figures written next to a Markdown report ``NAME.md`` (refused unless it ends in .md)."""
-    from pathlib import Path
-
-    from evalkit.errors import UsageError
-
-    target = Path(target)
-    if target.suffix.lower() != ".md":
-        raise UsageError(f"{target}: the report is Markdown; name it NAME.md")
-    stem = target.name[: -len(target.suffix)]
-    return [target.with_name(f"{stem}.first-relevant-rank.png"), target.with_name(f"{stem}.query-length.png")]
 
 
 @click.command()
@@ -85,79 +71,42 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     from evalkit.cli.html_output import official_components, page_payloads, page_targets, read_texts
     from evalkit.comparison import CompareOptions
     from evalkit.errors import UsageError
-    from evalkit.manifest import build_manifest, input_entry
-    from evalkit.metrics import parse_metric
-    from evalkit.report.document import ReportOptions, build_report
-    from evalkit.runset import comparison_metric, default_metric_labels, score_runs
+    from evalkit.manifest import input_entry
+    from evalkit.report.writer import prepare_report, report_figures, save_markdown
     from evalkit.textio import atomic_write, check_outputs
 
-    if top < 1 or length_buckets < 1:
-        raise UsageError("--top and --length-buckets must be positive")
-    compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
-    compare_options.check()
     pages = page_targets(html_path, json_path)
     if not out_path and not pages:
         raise UsageError("nothing to write: give --out NAME.md, --html NAME.html and/or --json NAME.json")
     target = Path(out_path) if out_path else None
-    figure_paths = report_figures(target) if target else []
-    stem = target.name[: -len(target.suffix)] if target else ""
-    check_outputs([target, *figure_paths, *pages], force, inputs=[gold, *runs, queries_path, corpus_path])
+    check_outputs([target, *(report_figures(target) if target else []), *pages], force, inputs=[gold, *runs, queries_path, corpus_path])
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
-
-    chosen = parse_metric(metric).label if metric else None
-
-    def metrics_for(the_task):
-        if not chosen:
-            return list(metrics) or None
-        return (list(metrics) or default_metric_labels(the_task)) + [chosen]
-
-    the_task, qrels, scored = score_runs(
-        gold, list(runs), task_name=task, metrics=metrics_for, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level, depth=depth, run_format=run_format, gold_format=gold_format, column=column,
+    compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
+    prepared = prepare_report(
+        gold, list(runs), baseline=baseline, metric=metric, metrics=metrics, pair=tuple(pair) if pair else None, top=top,
+        length_buckets=length_buckets, test=test_name, compare=compare_options, title=title, task=task, missing=missing,
+        relevance_level=relevance_level, depth=depth, allow_partial=allow_partial, run_format=run_format, gold_format=gold_format,
+        column=column, extra_inputs=[input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path],
+        extra_options={"top_docs": top_docs} if pages else None, progress=True,
     )
-    names = [s.name for s in scored]
-    paths = list(map(str, runs))
-    base = pick_run(baseline, names, paths)
-    chosen_pair = (pick_run(pair[0], names, paths, "--pair"), pick_run(pair[1], names, paths, "--pair")) if pair else None
-    if chosen_pair and chosen_pair[0] == chosen_pair[1]:
-        raise UsageError("--pair needs two different runs")
-    label = comparison_metric(the_task, scored[0].score, chosen)
-    options = ReportOptions(baseline=base, metric=label, test=test_name, compare=compare_options, pair=chosen_pair, top=top,
-                            length_buckets=length_buckets, title=title)
-    text_inputs = [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
-    manifest = build_manifest(
-        the_task.name,
-        [input_entry("gold", qrels.source)] + [input_entry(f"run:{s.name}", s.run.source) for s in scored] + text_inputs,
-        {
-            "metrics": list(scored[0].score.values), "metric": label, "baseline": base, "test": test_name,
-            "zero_method": zero_method, "permutations": permutations, "correction": correction, "alpha": alpha,
-            "pair": list(chosen_pair) if chosen_pair else None, "top": top, "length_buckets": length_buckets,
-            "missing": scored[0].score.missing, "relevance_level": relevance_level, "depth": depth, "allow_partial": allow_partial,
-            **({"top_docs": top_docs} if pages else {}),
-        },
-        seed=seed,
-        command="report",
-    )
-    result = build_report(the_task.name, qrels, scored, options, stem, manifest, scored[0].score.policy_lines()) if target else None
     payloads = []
     if pages:
         from evalkit.report.page_data import PageInputs, board_of_runs
 
-        board = board_of_runs(the_task.name, str(gold), scored, label, test_name, compare_options)
+        the_task, scored = prepared.task, prepared.scored
+        board = board_of_runs(the_task.name, str(gold), scored, prepared.options.metric, test_name, compare_options)
         inputs = PageInputs(
-            kind="report", title=title or f"evalkit report: {the_task.name}", board=board, qrels=qrels, baseline=base, k=top_docs,
-            texts=texts, corpus=corpus, manifest=manifest, policy=scored[0].score.policy_lines(), pair=chosen_pair,
-            official_components=official_components(the_task, scored[0].score), length_buckets=length_buckets,
+            kind="report", title=title or f"evalkit report: {the_task.name}", board=board, qrels=prepared.qrels,
+            baseline=prepared.options.baseline, k=top_docs, texts=texts, corpus=corpus, manifest=prepared.manifest,
+            policy=prepared.policy, pair=prepared.options.pair, official_components=official_components(the_task, scored[0].score),
+            length_buckets=length_buckets,
         )
         payloads = page_payloads(inputs, html_path, json_path)
-    for item in scored:
+    for item in prepared.scored:
         print_notes(item.notes)
-    if result is not None:
-        for name, png in result.figures.items():
-            atomic_write(target.with_name(name), png, force=force)
-        atomic_write(target, result.markdown, force=force)
-        click.echo(f"wrote {out_path} ({', '.join(result.figures)})", err=True)
+    if target is not None:
+        written = save_markdown(prepared, target, force=force)
+        click.echo(f"wrote {out_path} ({', '.join(p.name for p in written.figures)})", err=True)
     for path, text in payloads:
         atomic_write(path, text, force=force)
         click.echo(f"wrote {path}", err=True)
-

@@ -185,7 +185,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         submit_task = get_task(submit_task).name
         format_for_task(submit_task)
         submission_target = Path(submission_path or Path("submissions") / f"{stem}.zip")
-    from evalkit.cli.report import report_figures
+    from evalkit.report.writer import report_figures
 
     check_outputs(
         [*(report_figures(report_path) if report_path else []), out, sidecar_of(out), out.with_name(out.name + ".labels.tsv"), *stage_paths.values(),

@@ -12,27 +12,6 @@ from evalkit.cli.common import TASK_OPTION
 REFERENCE_HELP = "repeat it to give several splits (the split is then guessed from the query ids)"
 
 
-def verdict(path: str, task: str, problems, expectations) -> str:
-    """The one-line verdict: valid or not, for which task and split, what was checked."""
-    facts = problems.facts
-    parts = []
-    if "split" in facts:
-        parts.append(f"split {facts['split']}" + (f" ({facts['overlap']})" if "overlap" in facts else ""))
-    elif expectations.splits:
-        parts.append("split unknown")
-    else:
-        parts.append("query set not checked (give --gold or --queries)")
-    if "queries" in facts:
-        parts.append(f"{facts['queries']} queries read, {facts['depth']} ids per query required")
-    checked = expectations.collection is not None
-    parts.append(f"ids checked against {expectations.collection_note}" if checked else "ids not checked against a collection (give --collection-ids)")
-    details = "; ".join(parts)
-    warnings = f" with {problems.summary('warning')}" if problems.warnings else ""
-    if problems.valid:
-        return f"VALID{warnings}: {path} is a valid {task} submission; {details}"
-    return f"INVALID: {path} is not a valid {task} submission: {problems.summary()}{warnings}; {details}"
-
-
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @TASK_OPTION
@@ -54,19 +33,11 @@ def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     Each problem is printed as FILE:LINE: problem, then a one-line verdict.
     Exit code 0 when valid, 1 when not, 2 when FILE cannot be read.
     """
-    from evalkit.tasks.submissions import (
-        detect_submission_task,
-        expectations_for,
-        validate_file,
-    )
+    from evalkit.tasks.submissions import validate as check_submission
 
-    task_name = detect_submission_task(file) if task == "auto" else task
-    expectations = expectations_for(
-        task_name, query_files=list(gold) + list(queries), split=split, collection_files=list(collection_ids), depth=depth
-    )
-    problems = validate_file(file, expectations)
-    for line in problems.lines(limit if limit > 0 else None):
+    checked = check_submission(file, task, gold=gold, queries=queries, split=split, collection_ids=collection_ids, depth=depth)
+    for line in checked.lines(limit if limit > 0 else None):
         click.echo(line)
-    click.echo(verdict(file, expectations.task, problems, expectations))
-    if not problems.valid:
+    click.echo(checked.verdict())
+    if not checked.valid:
         raise click.exceptions.Exit(1)

@@ -9,6 +9,7 @@ run --submit`` go through here.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -81,6 +82,67 @@ def validate_file(path: str | os.PathLike, expectations: Expectations) -> Proble
     return check_file(path, format_for_task(expectations.task), expectations)
 
 
+def validate(
+    path: str | os.PathLike,
+    task: Task | str = "auto",
+    *,
+    gold: Sequence[str | os.PathLike] = (),
+    queries: Sequence[str | os.PathLike] = (),
+    split: str | None = None,
+    collection_ids: Sequence[str | os.PathLike] = (),
+    depth: int | None = None,
+) -> "Validation":
+    """Check ``path`` as an official submission: every problem (``.valid``, ``.lines()``, ``.verdict()``).
+
+    ``task="auto"`` reads the task from the file's header; ``gold``/``queries``
+    name the split's query sets (several: the split is guessed from the ids),
+    ``collection_ids`` the known document ids; ``depth`` defaults to the task's.
+    """
+    task_name = detect_submission_task(path) if task == "auto" else task
+    expectations = expectations_for(task_name, query_files=[*gold, *queries], split=split, collection_files=collection_ids,
+                                    depth=depth)
+    return Validation(os.fspath(path), expectations, validate_file(path, expectations))
+
+
+@dataclass(frozen=True, eq=False)
+class Validation:
+    """A submission checked: every problem found and what it was checked against."""
+
+    path: str
+    expectations: Expectations
+    problems: Problems
+
+    @property
+    def valid(self) -> bool:
+        return self.problems.valid
+
+    def lines(self, limit: int | None = None) -> list[str]:
+        """``FILE:LINE: problem`` lines, at most ``limit`` of each kind (counts stay exact)."""
+        return list(self.problems.lines(limit))
+
+    def verdict(self) -> str:
+        """The one-line verdict: valid or not, for which task and split, what was checked."""
+        problems, expectations, facts = self.problems, self.expectations, self.problems.facts
+        parts = []
+        if "split" in facts:
+            parts.append(f"split {facts['split']}" + (f" ({facts['overlap']})" if "overlap" in facts else ""))
+        elif expectations.splits:
+            parts.append("split unknown")
+        else:
+            parts.append("query set not checked (give --gold or --queries)")
+        if "queries" in facts:
+            parts.append(f"{facts['queries']} queries read, {facts['depth']} ids per query required")
+        if expectations.collection is not None:
+            parts.append(f"ids checked against {expectations.collection_note}")
+        else:
+            parts.append("ids not checked against a collection (give --collection-ids)")
+        details = "; ".join(parts)
+        warnings = f" with {problems.summary('warning')}" if problems.warnings else ""
+        if problems.valid:
+            return f"VALID{warnings}: {self.path} is a valid {expectations.task} submission; {details}"
+        return f"INVALID: {self.path} is not a valid {expectations.task} submission: {problems.summary()}{warnings}; {details}"
+
+
 def write_submission(
     run: "Run | str | os.PathLike",
     task: Task | str,
@@ -100,4 +162,4 @@ def write_submission(
     return write(run, fmt, expectations_for(the_task, depth=depth), out_path, queries, force, dedupe=dedupe, command=command)
 
 
-__all__ = ["detect_submission_task", "expectations_for", "format_for_task", "validate_file", "write_submission"]
+__all__ = ["detect_submission_task", "expectations_for", "format_for_task", "validate", "validate_file", "Validation", "write_submission"]
