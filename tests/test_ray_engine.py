@@ -153,7 +153,7 @@ def test_cli_engine_ray_equals_local(tiny, tmp_path):
 
 def pipeline_outputs(config_text: str, corpus, queries, engine) -> dict[str, str]:
     """Every stage's run (and labels) of a pipeline, as the bytes evalkit writes."""
-    from evalkit.cli.run import labels_tsv
+    from evalkit.formats.trec_run import labels_tsv
     from evalkit.pipeline import Pipeline, parse_config
 
     try:

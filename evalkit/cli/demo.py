@@ -30,33 +30,47 @@ def example_files() -> tuple[Path, Path]:
 @FORCE_OPTION
 def demo(out_dir, force):
     """BM25 on the shipped 4b-style example: run -> submission -> validate -> score -> report."""
-    from evalkit.cli.report import report
-    from evalkit.cli.run import run_command
-    from evalkit.cli.score import score
-    from evalkit.cli.validate import validate
+    from evalkit import render
+    from evalkit.api import score
     from evalkit.errors import UsageError
+    from evalkit.formats import read_qrels
+    from evalkit.pipeline_run import run_pipeline
+    from evalkit.report.writer import report_figures, write_report
+    from evalkit.tasks.submissions import validate, write_submission
+    from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-    ctx = click.get_current_context()
     collection, tweets = example_files()
     if not collection.exists() or not tweets.exists():
         raise UsageError(f"{collection.parent}: the example files are missing from this installation")
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem_run, plain_run = folder / "bm25-stem.trec", folder / "bm25-whitespace.trec"
+    stem_path, plain_path = folder / "bm25-stem.trec", folder / "bm25-whitespace.trec"
     submission, scores, report_md = folder / "submission.zip", folder / "scores.json", folder / "report.md"
-    common = dict(corpus=str(collection), queries=str(tweets), gold=str(tweets), k=100, force=force)
+    folder.mkdir(parents=True, exist_ok=True)
+    check_outputs([stem_path, sidecar_of(stem_path), plain_path, sidecar_of(plain_path), submission, sidecar_of(submission), scores,
+                   report_md, *report_figures(report_md)], force)
+    gold = read_qrels(tweets)
 
-    click.echo(f"1. BM25 (stem analyzer) on {collection.name} ({tweets.name} as queries) -> {stem_run}, {submission}", err=True)
-    ctx.invoke(run_command, config="bm25", set_pairs=("analyzer=stem",), out_path=str(stem_run), submit_task=TASK,
-               submission_path=str(submission), **common)
-    click.echo(f"2. BM25 (whitespace analyzer), the baseline -> {plain_run}", err=True)
-    ctx.invoke(run_command, config="bm25", set_pairs=("analyzer=whitespace",), out_path=str(plain_run), **common)
+    def progress(message: str) -> None:
+        click.echo(f"   {message}", err=True)
+
+    click.echo(f"1. BM25 (stem analyzer) on {collection.name} ({tweets.name} as queries) -> {stem_path}, {submission}", err=True)
+    stem = run_pipeline("bm25", collection, tweets, set_options=["analyzer=stem"], k=100, gold=gold, progress=progress)
+    write_submission(stem.run, TASK, submission, str(tweets), force, command="demo")
+    stem.save(stem_path, force=force, task=TASK, command="demo")
+    click.echo(f"2. BM25 (whitespace analyzer), the baseline -> {plain_path}", err=True)
+    plain = run_pipeline("bm25", collection, tweets, set_options=["analyzer=whitespace"], k=100, gold=gold, progress=progress)
+    plain.save(plain_path, force=force, command="demo")
     click.echo(f"3. validate {submission}", err=True)
-    code = ctx.invoke(validate, file=str(submission), task=TASK, gold=(str(tweets),), collection_ids=(str(collection),))
-    if code:
+    checked = validate(submission, TASK, gold=[tweets], collection_ids=[collection])
+    for line in checked.lines():
+        click.echo(line)
+    click.echo(checked.verdict())
+    if not checked.valid:
         raise UsageError(f"{submission}: the demo submission did not validate")
     click.echo(f"4. score {submission} -> {scores}", err=True)
-    ctx.invoke(score, run=str(submission), gold=str(tweets), output="json", out_path=str(scores), force=force)
+    scored = score(submission, gold)
+    atomic_write(scores, render.RENDERERS["json"](scored.task_score, scored.manifest) + "\n", force=force)
+    click.echo(render.RENDERERS["table"](scored.task_score))
     click.echo(f"5. report: whitespace vs stem -> {report_md}", err=True)
-    ctx.invoke(report, gold=str(tweets), runs=(str(plain_run), str(stem_run)), out_path=str(report_md), force=force)
-    click.echo(f"done: run {stem_run}, submission {submission}, scores {scores}, report {report_md} (figures beside it)", err=True)
+    write_report(gold, plain.run.with_name(plain_path.stem), stem.run.with_name(stem_path.stem), out=report_md, force=force)
+    click.echo(f"done: run {stem_path}, submission {submission}, scores {scores}, report {report_md} (figures beside it)", err=True)

@@ -28,102 +28,6 @@ def _echo(message: str) -> None:
     click.echo(f"[evalkit] {message}", err=True)
 
 
-def read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle):
-    from evalkit.formats.collections import read_corpus, read_queries
-
-    the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
-    the_queries = read_queries(queries, queries_format, [m for m in mapping if not m.startswith("text=")] or None)
-    _echo(f"corpus {corpus}: {len(the_corpus)} documents ({the_corpus.source.format}); queries {queries}: {len(the_queries)}")
-    return the_corpus, the_queries
-
-
-def read_training(train_queries, train_qrels, corpus, queries_format, mapping):
-    """Training queries restricted to those the qrels judge, checked against the corpus."""
-    from evalkit.corpus import check_judged_docs
-    from evalkit.formats.collections import read_queries
-    from evalkit.formats import read_qrels
-    from evalkit.pipeline import judged_queries
-
-    qrels = read_qrels(train_qrels)
-    queries = judged_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
-    check_judged_docs(corpus, qrels, str(train_qrels))
-    _echo(f"training: {len(queries)} queries, {qrels.n_rows} judgments from {train_qrels}")
-    return queries, qrels
-
-
-def build_config(config: str, set_pairs, k: int | None, seed: int | None, input_run: str | None = None, input_format: str = "auto"):
-    """CONFIG as a TOML file, one registered system with --set options (a reranker or labeler reading
-    ``input_run``), or a shipped config name."""
-    from evalkit.errors import UsageError
-
-    if k is not None and k <= 0:
-        raise UsageError(f"--k must be positive (got {k})")
-    from evalkit.pipeline import (
-        load_config,
-        parse_config,
-        shipped_configs,
-        single_system_config,
-    )
-    from evalkit.registry import get_system_class, parse_set_options, system_names
-
-    if config in system_names() and not Path(config).exists():
-        cls = get_system_class(config)
-        options = parse_set_options(cls, set_pairs)
-        if input_run and cls.kind == "retriever":
-            raise UsageError(f"--input: {config} is a retriever; --input feeds a reranker or labeler")
-        if input_run:
-            stages = [{"name": "input", "run": input_run, "format": input_format}, {"name": config, "system": config, "options": options}]
-            pipeline_config = parse_config({"name": config, "stages": stages})
-        else:
-            pipeline_config = single_system_config(config, options, k or 1000)
-    elif input_run:
-        raise UsageError("--input goes with one reranker or labeler; in a config file, write a stage with run = FILE")
-    elif Path(config).exists() or config in shipped_configs():
-        pipeline_config = load_config(config)
-        for pair in set_pairs:
-            stage_key, sep, value = pair.partition("=")
-            stage, dot, key = stage_key.partition(".")
-            spec = next((s for s in pipeline_config.stages if s.name == stage), None)
-            if not sep or not dot or spec is None or spec.system is None:
-                raise UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
-                                 f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
-            spec.options.update(parse_set_options(get_system_class(spec.system), [f"{key}={value}"]))
-        if k is not None:
-            for spec in pipeline_config.stages:
-                if spec.system and get_system_class(spec.system).kind == "retriever":
-                    spec.k = k
-    else:
-        raise UsageError(f"{config}: no such config file, shipped config ({', '.join(shipped_configs())}) "
-                         f"or system ({', '.join(system_names())})")
-    if seed is not None:
-        pipeline_config.seed = seed
-    return pipeline_config
-
-
-def restrict_to_gold(queries, gold_path):
-    """Keep the queries the gold judges (BEIR style); refuse judged ids missing from the query file."""
-    from evalkit.formats import read_qrels
-    from evalkit.pipeline import judged_queries
-
-    qrels = read_qrels(gold_path)
-    kept = judged_queries(queries, qrels, str(queries.source.path if queries.source else "queries"), str(gold_path))
-    if len(kept) < len(queries):
-        _echo(f"running the {len(kept)} of {len(queries)} queries judged in {gold_path}")
-    return kept
-
-
-def versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for package in ("torch", "transformers", "sentence-transformers", "rank-bm25", "PyStemmer", "scipy", "numpy"):
-        try:
-            out[package] = md.version(package)
-        except md.PackageNotFoundError:
-            continue
-    return out
-
-
 @click.command("run")
 @click.argument("config")
 @corpus_options
@@ -162,81 +66,55 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     """
     from evalkit.errors import UsageError
     from evalkit.formats.trec_run import format_trec_run
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
-    from evalkit.pipeline import Pipeline
+    from evalkit.pipeline_run import load_pipeline, run_pipeline
+    from evalkit.report.writer import report_figures
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     if bool(train_queries) != bool(train_qrels):
         raise UsageError("give both --train-queries and --train-qrels, or neither")
     if report_path and not gold:
         raise UsageError("--report needs --gold")
-    pipeline_config = build_config(config, set_pairs, k, seed, input_run, input_format)
-    engine_choice = engine_settings(pipeline_config, engine_name, ray_address, ray_actors, ray_chunk_batches, ray_num_cpus, ray_num_gpus)
     # unknown systems, options and unreadable run files fail here, before the corpus is read
-    pipeline = Pipeline(pipeline_config, {"input": "--input-format"} if input_run else None)
+    pipeline = load_pipeline(config, set_options=set_pairs, k=k, seed=seed, input_run=input_run, input_format=input_format)
+    pipeline_config = pipeline.config
+    engine_choice = engine_settings(pipeline_config, engine_name, ray_address, ray_actors, ray_chunk_batches, ray_num_cpus, ray_num_gpus)
     out = Path(out_path)
     stem = out.name.rsplit(".", 1)[0]
     stage_paths = {s.name: out.with_name(f"{stem}.{s.name}.trec") for s in pipeline_config.stages} if report_path else {}
     submission_target = None
     if submit_task:
-        from evalkit.tasks.submissions import format_for_task
         from evalkit.tasks import get_task
+        from evalkit.tasks.submissions import format_for_task
 
         submit_task = get_task(submit_task).name
         format_for_task(submit_task)
         submission_target = Path(submission_path or Path("submissions") / f"{stem}.zip")
-    from evalkit.report.writer import report_figures
-
     check_outputs(
         [*(report_figures(report_path) if report_path else []), out, sidecar_of(out), out.with_name(out.name + ".labels.tsv"), *stage_paths.values(),
          submission_target, submission_target and sidecar_of(submission_target), report_path],
         force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run],
     )
-
-    from evalkit.engine import get_engine
-
-    the_corpus, the_queries = read_inputs(corpus, corpus_format, queries, queries_format, mapping, trust_pickle)
-    pipeline.engine = get_engine(*engine_choice)
+    the_gold = None
     if gold:
-        the_queries = restrict_to_gold(the_queries, gold)
-    inputs = [input_entry("corpus", the_corpus.source), input_entry("queries", the_queries.source)]
-    if train_queries:
-        tq, tqrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping)
-        inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
-        pipeline.fit(the_corpus, tq, tqrels, progress=_echo)
-    try:
-        runs = pipeline.run(the_corpus, the_queries, progress=_echo)
-    finally:
-        pipeline.engine.close()
-    inputs += [input_entry(f"run:{name}", run.source) for name, run in pipeline.file_runs.items()]
-    result = runs[pipeline_config.output_stage].with_name(pipeline_config.name)
+        from evalkit.formats import read_qrels
 
+        the_gold = read_qrels(gold)
+    result = run_pipeline(
+        pipeline, corpus, queries, gold=the_gold, train_queries=train_queries, train_qrels=train_qrels, corpus_format=corpus_format,
+        queries_format=queries_format, mapping=mapping, trust_pickle=trust_pickle, engine=engine_choice, progress=_echo,
+    )
     if submission_target:  # first: an invalid submission is refused before anything is written
         from evalkit.tasks.submissions import write_submission
 
-        written = write_submission(result, submit_task, submission_target, gold, force, command="run")
+        written = write_submission(result.run, submit_task, submission_target, gold, force, command="run")
         _echo(f"wrote {written} ({submit_task} submission, validated)")
-    _echo("time per stage: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in pipeline.timings.items()))
-    options = {"config": pipeline_config.as_dict(), "config_file": pipeline_config.path, "versions": versions(),
-               "engine": pipeline.engine.describe(), "stage_seconds": pipeline.timings}
-    manifest = build_manifest(submit_task, inputs, options, seed=pipeline_config.seed, command="run")
-    atomic_write(out, format_trec_run(result, tag=pipeline_config.name), force=force)
-    write_sidecar(out, manifest)
-    _echo(f"wrote {out} ({len(result.query_ids)} queries) and {out}.manifest.json")
-    if result.labels is not None:  # a labeler's verdicts: TREC runs have no column for them
-        labels_path = out.with_name(out.name + ".labels.tsv")
-        atomic_write(labels_path, labels_tsv(result), force=force)
-        _echo(f"wrote {labels_path} (query, document, rank, label)")
+    _echo("time per stage: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in result.timings.items()))
+    for path in result.save(out, force=force, task=submit_task):
+        _echo(f"wrote {path}" + (f" ({len(result.run.query_ids)} queries)" if path == out else ""))
     for name, path in stage_paths.items():
-        atomic_write(path, format_trec_run(runs[name], tag=name), force=force)
-    if gold:
-        _score_and_report(click.get_current_context(), result, gold, stage_paths, report_path, force)
-    if report_path:  # the report ends with where the time went
-        rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in pipeline.timings.items())
-        total = sum(pipeline.timings.values())
-        section = (f"\n## Time per stage\n\nWall seconds of `evalkit run` (engine {pipeline.engine.name}).\n\n"
-                   f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
-        atomic_write(Path(report_path), Path(report_path).read_text(encoding="utf-8") + section, force=True)
+        atomic_write(path, format_trec_run(result.stages[name], tag=name), force=force)
+    if the_gold is not None:
+        _score_and_report(result, the_gold, stem, stage_paths, report_path, pipeline.engine.name, force)
 
 
 def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_cpus, num_gpus):
@@ -255,30 +133,30 @@ def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_c
     return chosen, dataclasses.replace(options, **given)
 
 
-def labels_tsv(run) -> str:
-    """``query_id<TAB>doc_id<TAB>rank<TAB>label`` for every labelled row, in rank order."""
-    ranked = run.ranked()
-    rows = ["query_id\tdoc_id\trank\tlabel"]
-    for q, d, r, row in zip(ranked.qidx.tolist(), ranked.didx.tolist(), ranked.rank.tolist(), ranked.row.tolist()):
-        label = run.labels[row]
-        if label is not None and label == label and str(label):
-            rows.append(f"{run.query_ids[q]}\t{run.doc_ids[d]}\t{r}\t{label}")
-    return "\n".join(rows) + "\n"
-
-
-def _score_and_report(ctx, result, gold: str, stage_paths: dict, report_path: str | None, force: bool) -> None:
-    """Score the pipeline's run in memory (the API, not the file just written), then the stage report."""
+def _score_and_report(result, gold, stem: str, stage_paths: dict, report_path: str | None, engine: str, force: bool) -> None:
+    """Score the pipeline's run in memory, then report on every stage's run (in memory, named STEM.STAGE as their files)."""
     from evalkit import render
     from evalkit.api import score as score_run
     from evalkit.cli.common import warn
-    from evalkit.cli.report import report
 
-    scored = score_run(result, gold)
+    scored = score_run(result.run, gold)
     for message in scored.warnings:
         warn(message)
     click.echo(render.RENDERERS["table"](scored.task_score))
-    if report_path:
-        ctx.invoke(report, gold=gold, runs=[str(p) for p in stage_paths.values()], out_path=report_path, force=force)
+    if not report_path:
+        return
+    from evalkit.report.writer import prepare_report, save_markdown
+
+    prepared = prepare_report(gold, [result.stages[name].with_name(f"{stem}.{name}") for name in stage_paths])
+    for item in prepared.scored:
+        for note in item.notes:
+            warn(note)
+    rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in result.timings.items())
+    total = sum(result.timings.values())
+    section = (f"\n## Time per stage\n\nWall seconds of `evalkit run` (engine {engine}).\n\n"
+               f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
+    written = save_markdown(prepared, report_path, force=force, appendix=section)
+    click.echo(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})", err=True)
 
 
 @click.command("train")
@@ -293,9 +171,10 @@ def _score_and_report(ctx, result, gold: str, stage_paths: dict, report_path: st
 @FORCE_OPTION
 def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):
     """Fit SYSTEM on training queries and qrels and save it to a folder (load it with load = FOLDER)."""
-    from evalkit.formats.collections import read_corpus
     from evalkit.errors import UsageError
     from evalkit.formats import read_run
+    from evalkit.formats.collections import read_corpus
+    from evalkit.pipeline_run import read_training, versions
     from evalkit.seeding import seed_everything
     from evalkit.registry import get_system_class, parse_set_options
 
@@ -306,7 +185,7 @@ def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, 
         raise UsageError(f"{out_dir}: exists and is not empty; pass --force to overwrite")
     instance = cls(**parse_set_options(cls, set_pairs))
     the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
-    queries, qrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping)
+    queries, qrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping, progress=_echo)
     run = read_run(first_stage) if first_stage else None
     seed_everything(seed)
     instance.fit(the_corpus, queries, qrels, first_stage=run)

@@ -89,3 +89,14 @@ def format_trec_run(run: Run, tag: str | None = None, depth: int | None = None) 
 
 
 FORMAT = register(Format("trec-run", "run", "TREC run: qid Q0 docid rank score tag", sniff, read))
+
+
+def labels_tsv(run: Run) -> str:
+    """A labeler's verdicts as ``query_id<TAB>doc_id<TAB>rank<TAB>label``, every labelled row in rank order."""
+    ranked = run.ranked()
+    rows = ["query_id\tdoc_id\trank\tlabel"]
+    for q, d, r, row in zip(ranked.qidx.tolist(), ranked.didx.tolist(), ranked.rank.tolist(), ranked.row.tolist()):
+        label = run.labels[row]
+        if label is not None and label == label and str(label):
+            rows.append(f"{run.query_ids[q]}\t{run.doc_ids[d]}\t{r}\t{label}")
+    return "\n".join(rows) + "\n"

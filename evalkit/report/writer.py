@@ -139,8 +139,8 @@ def prepare_report(
     return PreparedReport(task=the_task, qrels=qrels, scored=scored, options=options, manifest=manifest)
 
 
-def save_markdown(prepared: PreparedReport, out: str | Path, *, force: bool = False) -> ReportResult:
-    """Build the Markdown report of ``prepared`` and write it, its figures beside it (atomically)."""
+def save_markdown(prepared: PreparedReport, out: str | Path, *, force: bool = False, appendix: str = "") -> ReportResult:
+    """Build the Markdown report of ``prepared`` and write it, its figures beside it (atomically); ``appendix`` ends it."""
     from evalkit.report.document import build_report
     from evalkit.textio import atomic_write
 
@@ -152,8 +152,9 @@ def save_markdown(prepared: PreparedReport, out: str | Path, *, force: bool = Fa
     for name, png in built.figures.items():
         atomic_write(target.with_name(name), png, force=force)
         figures.append(target.with_name(name))
-    atomic_write(target, built.markdown, force=force)
-    return ReportResult(path=target, figures=figures, markdown=built.markdown, manifest=prepared.manifest)
+    markdown = built.markdown + appendix
+    atomic_write(target, markdown, force=force)
+    return ReportResult(path=target, figures=figures, markdown=markdown, manifest=prepared.manifest)
 
 
 def write_report(

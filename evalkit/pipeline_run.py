@@ -1,0 +1,228 @@
+"""Running a pipeline as a Python API: ``evalkit.run_pipeline(config, corpus, queries, ...)``.
+
+``config`` is a TOML pipeline file, a shipped config name (``evalkit
+systems`` lists them) or one registered system with its options::
+
+    import evalkit
+    result = evalkit.run_pipeline("bm25", "corpus.jsonl", "queries.jsonl", set_options=["analyzer=stem"], gold="qrels.txt")
+    evalkit.score(result.run, "qrels.txt").official
+    result.save("runs/bm25.trec")          # the TREC run and its manifest
+
+``evalkit run`` is this plus the files it writes. :func:`load_pipeline`
+checks the config (systems, options, run-file stages) without reading the
+corpus, so a caller can refuse bad input before any long work.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from evalkit.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalkit.corpus import Corpus, Queries
+    from evalkit.data import Qrels, Run
+    from evalkit.pipeline import Pipeline, PipelineConfig
+
+Progress = Callable[[str], None]
+VERSIONED = ("torch", "transformers", "sentence-transformers", "rank-bm25", "PyStemmer", "scipy", "numpy")
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of the libraries a run's result depends on (for the manifest)."""
+    import importlib.metadata as md
+
+    out = {}
+    for package in VERSIONED:
+        try:
+            out[package] = md.version(package)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+def build_config(config: str, set_options: Sequence[str] = (), k: int | None = None, seed: int | None = None,
+                 input_run: str | None = None, input_format: str = "auto") -> "PipelineConfig":
+    """CONFIG as a TOML file, a shipped config name, or one registered system with ``KEY=VALUE`` options
+    (a reranker or labeler then re-scores ``input_run``); with a config, options are ``STAGE.KEY=VALUE``."""
+    from evalkit.pipeline import load_config, parse_config, shipped_configs, single_system_config
+    from evalkit.registry import get_system_class, parse_set_options, system_names
+
+    if k is not None and k <= 0:
+        raise UsageError(f"--k must be positive (got {k})")
+    if config in system_names() and not Path(config).exists():
+        cls = get_system_class(config)
+        options = parse_set_options(cls, set_options)
+        if input_run and cls.kind == "retriever":
+            raise UsageError(f"--input: {config} is a retriever; --input feeds a reranker or labeler")
+        if input_run:
+            stages = [{"name": "input", "run": input_run, "format": input_format}, {"name": config, "system": config, "options": options}]
+            pipeline_config = parse_config({"name": config, "stages": stages})
+        else:
+            pipeline_config = single_system_config(config, options, k or 1000)
+    elif input_run:
+        raise UsageError("--input goes with one reranker or labeler; in a config file, write a stage with run = FILE")
+    elif Path(config).exists() or config in shipped_configs():
+        pipeline_config = load_config(config)
+        for pair in set_options:
+            stage_key, sep, value = pair.partition("=")
+            stage, dot, key = stage_key.partition(".")
+            spec = next((s for s in pipeline_config.stages if s.name == stage), None)
+            if not sep or not dot or spec is None or spec.system is None:
+                raise UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
+                                 f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
+            spec.options.update(parse_set_options(get_system_class(spec.system), [f"{key}={value}"]))
+        if k is not None:
+            for spec in pipeline_config.stages:
+                if spec.system and get_system_class(spec.system).kind == "retriever":
+                    spec.k = k
+    else:
+        raise UsageError(f"{config}: no such config file, shipped config ({', '.join(shipped_configs())}) "
+                         f"or system ({', '.join(system_names())})")
+    if seed is not None:
+        pipeline_config.seed = seed
+    return pipeline_config
+
+
+def load_pipeline(config: "str | PipelineConfig", *, set_options: Sequence[str] = (), k: int | None = None, seed: int | None = None,
+                  input_run: str | None = None, input_format: str = "auto") -> "Pipeline":
+    """The checked pipeline: unknown systems, bad options and unreadable run files fail here, before any corpus is read."""
+    from evalkit.pipeline import Pipeline, PipelineConfig
+
+    the_config = config if isinstance(config, PipelineConfig) else build_config(config, set_options, k, seed, input_run, input_format)
+    return Pipeline(the_config, {"input": "--input-format"} if input_run else None)
+
+
+def read_inputs(corpus: str, queries: str, *, corpus_format: str = "auto", queries_format: str = "auto", mapping: Sequence[str] = (),
+                trust_pickle: bool = False, progress: Progress | None = None) -> "tuple[Corpus, Queries]":
+    """The corpus and the queries (``mapping``: ``FIELD=COLUMN`` for tables; ``text=`` applies to the corpus only)."""
+    from evalkit.formats.collections import read_corpus, read_queries
+
+    the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
+    the_queries = read_queries(queries, queries_format, [m for m in mapping if not m.startswith("text=")] or None)
+    if progress:
+        progress(f"corpus {corpus}: {len(the_corpus)} documents ({the_corpus.source.format}); queries {queries}: {len(the_queries)}")
+    return the_corpus, the_queries
+
+
+def read_training(train_queries: str, train_qrels: str, corpus: "Corpus", queries_format: str = "auto", mapping: Sequence[str] = (),
+                  progress: Progress | None = None) -> "tuple[Queries, Qrels]":
+    """Training queries restricted to those the qrels judge, the judged documents checked against the corpus."""
+    from evalkit.corpus import check_judged_docs
+    from evalkit.formats import read_qrels
+    from evalkit.formats.collections import read_queries
+    from evalkit.pipeline import judged_queries
+
+    qrels = read_qrels(train_qrels)
+    queries = judged_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
+    check_judged_docs(corpus, qrels, str(train_qrels))
+    if progress:
+        progress(f"training: {len(queries)} queries, {qrels.n_rows} judgments from {train_qrels}")
+    return queries, qrels
+
+
+def restrict_to_gold(queries: "Queries", gold: "Qrels", progress: Progress | None = None) -> "Queries":
+    """Keep the queries the gold judges (BEIR style); refuse judged ids missing from the query file."""
+    from evalkit.pipeline import judged_queries
+
+    gold_label = gold.source.path if gold.source else "the gold"
+    kept = judged_queries(queries, gold, str(queries.source.path if queries.source else "queries"), str(gold_label))
+    if len(kept) < len(queries) and progress:
+        progress(f"running the {len(kept)} of {len(queries)} queries judged in {gold_label}")
+    return kept
+
+
+@dataclass(frozen=True, eq=False)
+class PipelineResult:
+    """A pipeline's output run (named after the config), every stage's run, where the time went and the manifest's parts."""
+
+    run: "Run"
+    stages: "dict[str, Run]"
+    timings: dict[str, float]
+    config: "PipelineConfig"
+    inputs: list[dict[str, Any]] = field(repr=False)
+    engine: dict[str, Any] = field(repr=False)
+
+    def manifest(self, task: str | None = None, command: str = "run") -> dict[str, Any]:
+        from evalkit.manifest import build_manifest
+
+        options = {"config": self.config.as_dict(), "config_file": self.config.path, "versions": versions(),
+                   "engine": self.engine, "stage_seconds": self.timings}
+        return build_manifest(task, self.inputs, options, seed=self.config.seed, command=command)
+
+    def save(self, out: str | os.PathLike, *, force: bool = False, task: str | None = None, command: str = "run") -> list[Path]:
+        """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""
+        from evalkit.formats.trec_run import format_trec_run, labels_tsv
+        from evalkit.manifest import write_sidecar
+        from evalkit.textio import atomic_write
+
+        target = Path(out)
+        manifest = self.manifest(task, command)
+        atomic_write(target, format_trec_run(self.run, tag=self.config.name), force=force)
+        written = [target, Path(write_sidecar(target, manifest))]
+        if self.run.labels is not None:  # TREC runs have no column for labels
+            labels_path = target.with_name(target.name + ".labels.tsv")
+            atomic_write(labels_path, labels_tsv(self.run), force=force)
+            written.append(labels_path)
+        return written
+
+
+def run_pipeline(
+    config: "str | PipelineConfig | Pipeline",
+    corpus: str | os.PathLike,
+    queries: str | os.PathLike,
+    *,
+    set_options: Sequence[str] = (),
+    k: int | None = None,
+    seed: int | None = None,
+    gold: "str | os.PathLike | Qrels | None" = None,
+    train_queries: str | os.PathLike | None = None,
+    train_qrels: str | os.PathLike | None = None,
+    corpus_format: str = "auto",
+    queries_format: str = "auto",
+    mapping: Sequence[str] = (),
+    trust_pickle: bool = False,
+    engine: "str | tuple[str, Any] | None" = None,
+    progress: Progress | None = None,
+) -> PipelineResult:
+    """Fit the learnable stages on ``train_queries``/``train_qrels`` (when given), then run every stage on ``queries``.
+
+    ``gold`` keeps only the queries it judges; ``engine`` is ``"local"``
+    (default), ``"ray"`` or ``(name, EngineOptions)``; ``progress`` receives
+    one line per step. Nothing is written: see :meth:`PipelineResult.save`.
+    """
+    from evalkit.api import as_qrels
+    from evalkit.engine import get_engine
+    from evalkit.manifest import input_entry
+    from evalkit.pipeline import Pipeline
+
+    if bool(train_queries) != bool(train_qrels):
+        raise UsageError("give both --train-queries and --train-qrels, or neither")
+    pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, seed=seed)
+    the_gold = as_qrels(gold) if gold is not None else None
+    the_corpus, the_queries = read_inputs(str(corpus), str(queries), corpus_format=corpus_format, queries_format=queries_format,
+                                          mapping=mapping, trust_pickle=trust_pickle, progress=progress)
+    engine_choice = (engine, None) if isinstance(engine, str) or engine is None else engine
+    pipeline.engine = get_engine(engine_choice[0] or "local", engine_choice[1])
+    if the_gold is not None:
+        the_queries = restrict_to_gold(the_queries, the_gold, progress)
+    inputs = [input_entry("corpus", the_corpus.source), input_entry("queries", the_queries.source)]
+    try:
+        if train_queries:
+            tq, tqrels = read_training(str(train_queries), str(train_qrels), the_corpus, queries_format, mapping, progress)
+            inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
+            pipeline.fit(the_corpus, tq, tqrels, progress=progress)
+        runs = pipeline.run(the_corpus, the_queries, progress=progress)
+        described = pipeline.engine.describe()
+    finally:
+        pipeline.engine.close()
+    inputs += [input_entry(f"run:{name}", run.source) for name, run in pipeline.file_runs.items()]
+    the_config = pipeline.config
+    return PipelineResult(run=runs[the_config.output_stage].with_name(the_config.name), stages=runs, timings=dict(pipeline.timings),
+                          config=the_config, inputs=inputs, engine=described)
+
+
+__all__ = ["PipelineResult", "build_config", "load_pipeline", "read_inputs", "read_training", "restrict_to_gold", "run_pipeline",
+           "versions"]
