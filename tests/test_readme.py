@@ -36,3 +36,18 @@ def test_from_python_section_runs(monkeypatch, capsys):
     exec(compile(readme_block("python"), "README.md (From Python)", "exec"), {})
     out = capsys.readouterr().out
     assert "nDCG@10 0.8155" in out and "MRR@5" in out
+
+
+def test_from_python_pipeline_block_runs(monkeypatch, capsys, tmp_path):
+    """run_pipeline, save, write_submission, validate and write_report as the README shows them."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exec(compile(readme_block("python-pipeline"), "README.md (pipelines, submissions, reports)", "exec"), {})
+    out = capsys.readouterr().out
+    assert "VALID:" in out and "report.first-relevant-rank.png" in out
+    folder = next(p for p in tmp_path.iterdir() if p.is_dir() and p.name != "cache")
+    for name in ("bm25-stem.trec", "bm25-stem.trec.manifest.json", "submission.zip", "report.md"):
+        assert (folder / name).exists(), name
+    report = (folder / "report.md").read_text()
+    assert "| whitespace (baseline) |" in report and "| stem |" in report

@@ -187,6 +187,30 @@ def test_small_report_single_run_and_pair(tmp_path, capsys):
     assert "1-4 tokens (n=" in text  # token counts 1..7, median 4
 
 
+def test_write_report_in_memory_equals_the_command(tmp_path, capsys):
+    """evalkit.write_report on Run objects writes the report `evalkit report` writes from their files (manifest aside)."""
+    import evalkit
+
+    gold = tmp_path / "gold.tsv"
+    gold.write_text(SMALL_GOLD)
+    a, b = small_run(tmp_path / "a.tsv", 2), small_run(tmp_path / "b.tsv", 1)
+    code, _, err = cli(capsys, "report", gold, a, b, "--out", tmp_path / "cli.md", "--pair", "b", "a")
+    assert code == 0, err
+    runs = [evalkit.read_run(a).with_name("a"), evalkit.read_run(b).with_name("b")]
+    runs = [evalkit.Run.from_pandas(run.to_pandas(), name=run.name) for run in runs]  # no file behind them
+    written = evalkit.write_report(evalkit.read_qrels(gold), *runs, out=tmp_path / "api.md", pair=("b", "a"))
+    assert [p.name for p in written.figures] == ["api.first-relevant-rank.png", "api.query-length.png"]
+
+    def body(text: str) -> str:
+        text = text.split("## Manifest")[0].split("\n", 3)[3]  # without the title line and the date
+        return text.replace("api.", "NAME.").replace("cli.", "NAME.")  # figure file names
+
+    assert body(written.markdown) == body((tmp_path / "cli.md").read_text())
+    assert written.markdown == (tmp_path / "api.md").read_text()
+    with pytest.raises(evalkit.api.UsageError, match="exists; pass --force"):
+        evalkit.write_report(gold, *runs, out=tmp_path / "api.md")
+
+
 def test_gold_without_text_skips_query_length(tmp_path, capsys):
     qrels = tmp_path / "qrels.tsv"
     qrels.write_text("q1\t0\td1\t1\nq2\t0\td2\t1\nq3\t0\td3\t1\n")
