@@ -129,14 +129,26 @@ def rank_run(run) -> RankedRun:
         else:
             dkey = doc_descending_key(run.doc_ids)[didx]
             order = np.lexsort((dkey, -run.scores, qidx))
-    sq, sd = qidx[order], didx[order]
+    identity = bool(len(order) == 0 or (order[0] == 0 and np.all(order[1:] > order[:-1])))
+
+    def reordered(values: np.ndarray | None) -> np.ndarray | None:
+        """``values`` in ranked order; the input arrays themselves when already ranked (no copies of millions of rows)."""
+        if values is None:
+            return None
+        if not identity:
+            return values[order]
+        view = values.view()
+        view.flags.writeable = False  # shared with the run: never written through
+        return view
+
+    sq, sd = reordered(qidx), reordered(didx)
     rank = group_positions(sq)
     return RankedRun(
         qidx=sq,
         didx=sd,
         rank=rank,
-        scores=None if run.scores is None else run.scores[order],
-        labels=None if run.labels is None else run.labels[order],
+        scores=reordered(run.scores),
+        labels=reordered(run.labels),
         first=_first_occurrences(sq, sd, rank, len(run.doc_ids)),
         row=order,
     )

@@ -79,7 +79,7 @@ def padding(line: str) -> bytes:
     """Valid lines of other queries that push a file past the pyarrow fast-path size."""
     from evalkit.formats.tables import FAST_PATH_BYTES
 
-    return "".join(line.format(i=i) for i in range(FAST_PATH_BYTES // 20)).encode()
+    return "".join(line.format(i=i) for i in range(FAST_PATH_BYTES // 10)).encode()
 
 
 @pytest.mark.parametrize("case", TREC_CASES)

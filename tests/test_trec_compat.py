@@ -32,7 +32,7 @@ QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 d 1\nq2 0 e 0\nq3 0 f 0\n"
 def pad(text: str, sep: str = " ", qrels: bool = False) -> str:
     """``text`` followed by valid lines of other queries until the file takes the pyarrow path."""
     line = "zpad{i}{s}0{s}x{i}{s}0\n" if qrels else "zpad{i}{s}Q0{s}x{i}{s}1{s}1.0{s}pad\n"
-    lines = [line.format(i=i, s=sep) for i in range(tables.FAST_PATH_BYTES // 20)]
+    lines = [line.format(i=i, s=sep) for i in range(tables.FAST_PATH_BYTES // 10)]
     return text + "".join(lines)
 
 

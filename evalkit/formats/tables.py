@@ -24,7 +24,7 @@ from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
 from evalkit.textio import LoadedFile
 
-FAST_PATH_BYTES = 1 << 20
+FAST_PATH_BYTES = 1 << 18
 csv.field_size_limit(1 << 30)
 
 
@@ -212,7 +212,9 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     if width < n_fields or (width > n_fields and not extra):
         return None
     names = [f"c{i}" for i in range(width)]
-    types = {name: pa.string() if i in keep else pa.binary() for i, name in enumerate(names)}  # binary: only checked for emptiness
+    # the other columns are only checked for emptiness: dictionary-encoded, they cost a few distinct values per block
+    unchecked = pa.dictionary(pa.int32(), pa.binary())
+    types = {name: pa.string() if i in keep else unchecked for i, name in enumerate(names)}
     types[names[numeric]] = pa.float64()
     try:
         table = pacsv.read_csv(
@@ -228,7 +230,11 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     if table.num_rows == 0:
         return None
     for i, name in enumerate(names):
-        if i != numeric and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+        if i == numeric:
+            continue
+        chunks = table.column(name).chunks
+        values = [chunk.dictionary for chunk in chunks] if i not in keep else chunks
+        if any(len(v) and pc.min(pc.binary_length(v)).as_py() == 0 for v in values):
             return None  # an empty field
     column = table.column(names[numeric]).combine_chunks()
     if column.null_count:
