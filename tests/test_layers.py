@@ -57,3 +57,66 @@ def test_scoring_imports_no_model_library(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def module_level_imports(path) -> set[str]:
+    """evalkit modules a module imports when it is loaded: top-level statements, not functions or TYPE_CHECKING blocks."""
+    tree = ast.parse(path.read_text())
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    names = set()
+
+    def visit(statements):
+        for node in statements:
+            if isinstance(node, ast.If):
+                if "TYPE_CHECKING" not in ast.unparse(node.test):
+                    visit(node.body)
+                    visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([node.module] if node.module else []))
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names)
+
+    visit(tree.body)
+    return names
+
+
+def test_no_import_cycle_at_module_level():
+    """The graph of what each evalkit module imports when loaded has no cycle (lazy imports inside functions aside;
+    a module importing its own package's registry, as each metric, format and task does, is the registration pattern)."""
+    paths = {module_name(p): p for p in (REPO / "evalkit").rglob("*.py")}
+    def own_package(name: str, imported: str) -> bool:  # a module registering itself with its package (ir_measures' pattern)
+        return name.startswith(imported + ".")
+
+    graph = {name: sorted(m for m in module_level_imports(path) if m in paths and m != name and not own_package(name, m))
+             for name, path in paths.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for child in graph[node]:
+            if state.get(child) == 1:
+                return stack[stack.index(child):] + [child]
+            if child not in state:
+                found = visit(child)
+                if found:
+                    return found
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for name in sorted(graph):
+        if name not in state:
+            cycle = visit(name)
+            assert cycle is None, " -> ".join(cycle)
+    assert sum(len(v) for v in graph.values()) > 100  # the graph was really read
