@@ -32,3 +32,19 @@ class UsageError(EvalkitError):
 
 class PartialRunError(EvalkitError):
     """Run and gold cover clearly different query sets (probably a wrong split)."""
+
+
+# top-level module -> the evalkit extra that installs it
+EXTRA_OF_MODULE = {
+    "torch": "systems", "transformers": "systems", "sentence_transformers": "systems", "rank_bm25": "systems", "Stemmer": "systems",
+    "tokenizers": "systems", "sentencepiece": "systems", "ray": "ray", "onnxruntime": "onnx", "optimum": "onnx", "faiss": "faiss",
+    "spacy": "spacy", "llama_cpp": "llm", "gguf": "llm", "accelerate": "llm",
+}
+
+
+def missing_module_message(exc: ModuleNotFoundError) -> str:
+    """One line for a feature whose library is not installed, with the install command that brings it."""
+    module = (exc.name or str(exc)).split(".")[0]
+    extra = EXTRA_OF_MODULE.get(module)
+    hint = f"pip install 'evalkit[{extra}]'" if extra else f"install the package that provides {module!r}"
+    return f"evalkit: this needs {module!r}, which is not installed: {hint}"

@@ -120,3 +120,38 @@ def test_no_import_cycle_at_module_level():
             cycle = visit(name)
             assert cycle is None, " -> ".join(cycle)
     assert sum(len(v) for v in graph.values()) > 100  # the graph was really read
+
+
+BLOCKER = """
+import importlib.machinery, sys
+found = importlib.machinery.PathFinder.find_spec
+def find_spec(name, path=None, target=None):  # as if not installed: find_spec gives None, import raises ModuleNotFoundError
+    return None if name.split(".")[0] in {blocked!r} else found(name, path, target)
+importlib.machinery.PathFinder.find_spec = find_spec
+from evalkit.cli import main
+sys.argv = ["evalkit", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+def test_core_commands_work_without_model_libraries(tmp_path):
+    """As on a light install (`pip install evalkit`, no systems extra): torch, transformers and
+    sentence-transformers cannot be imported, and score, compare, report, fuse, validate and submit still work."""
+    gold, run = REPO / "gold" / "examples" / "tweets_gold.tsv", REPO / "gold" / "examples" / "tweets_run.tsv"
+    script = tmp_path / "light.py"
+    script.write_text(BLOCKER.format(blocked=set(MODEL_LIBRARIES)))
+    commands = [
+        ["score", run, gold],
+        ["compare", gold, run, run, "--permutations", "200", "--bootstrap", "200"],
+        ["report", gold, run, "--out", tmp_path / "r.md"],
+        ["fuse", run, run, "--out", tmp_path / "fused.trec"],
+        ["submit", tmp_path / "fused.trec", "--task", "checkthat2025-4b", "--out", tmp_path / "sub.tsv"],
+        ["validate", tmp_path / "sub.tsv", "--task", "checkthat2025-4b", "--gold", gold],
+    ]
+    for command in commands:
+        done = subprocess.run([sys.executable, str(script), *map(str, command)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, (command[0], done.stderr)
+    blocked = subprocess.run([sys.executable, str(script), "run", "dense", "--corpus", gold, "--queries", gold, "--out", tmp_path / "x"],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert blocked.returncode == 2 and "Traceback" not in blocked.stderr, blocked.stderr  # the system needing torch: one line
+    assert blocked.stderr.splitlines()[-1] == "evalkit: this needs 'torch', which is not installed: pip install 'evalkit[systems]'"

@@ -91,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as exc:  # an optional library (a system's model code) missing on a light install
+        from evalkit.errors import missing_module_message
+
+        click.echo(missing_module_message(exc), err=True)
+        return 2
     except MemoryError:
         click.echo("evalkit: out of memory (an input too large for this machine? see evalkit --max-input-size)", err=True)
         return 2
