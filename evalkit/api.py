@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from evalkit.comparison import Comparison
+    from evalkit.runset import ScoredRun
     from evalkit.stats.paired import PairedValues
     from evalkit.tasks.base import Task, TaskScore
 
@@ -188,6 +189,46 @@ def score(
     )
 
 
+def score_many(
+    gold: QrelsLike,
+    runs: Sequence[RunLike],
+    metrics: "Callable[[Task], Sequence[str] | None] | Sequence[str] | None" = None,
+    *,
+    names: Sequence[str] | None = None,
+    task: str = "auto",
+    missing: str | None = None,
+    allow_partial: bool = False,
+    relevance_level: float = 1,
+    depth: int | None = None,
+    run_format: str = "auto",
+    gold_format: str = "auto",
+    column: str | None = None,
+    progress: bool = False,
+) -> "tuple[Task, Qrels, list[ScoredRun]]":
+    """Score several runs on one gold under one task and one missing-query policy, so their per-query values pair up.
+
+    ``metrics`` may be a function of the resolved task (to add to its defaults);
+    names default to the file names (made unique) or the runs' own names.
+    """
+    from evalkit.runset import score_one, with_progress
+
+    if task != "auto":
+        from evalkit.tasks import get_task
+
+        get_task(task)  # fail fast on unknown names, before any file is read
+    qrels = as_qrels(gold, format=gold_format)
+    labels = _run_names(runs, names)
+    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
+    the_task = resolve_task(task, qrels, loaded[0] if loaded else None)
+    wanted = metrics(the_task) if callable(metrics) else metrics
+    scored = [
+        score_one(the_task, qrels, run, run.name, wanted, missing=missing, allow_partial=allow_partial,
+                  relevance_level=relevance_level, depth=depth)
+        for run in with_progress(loaded, progress, "scoring")
+    ]
+    return the_task, qrels, scored
+
+
 # ----------------------------------------------------------------- compare
 @dataclass(frozen=True, eq=False)
 class CompareResult:
@@ -294,7 +335,7 @@ def compare(
     from evalkit.comparison import compare as run_comparison
     from evalkit.manifest import build_manifest
     from evalkit.metrics import parse_metric
-    from evalkit.runset import comparison_metric, default_metric_labels, pick_run, score_one, with_progress
+    from evalkit.runset import comparison_metric, default_metric_labels, pick_run
     from evalkit.stats.paired import align
 
     if len(runs) < 2:
@@ -305,20 +346,11 @@ def compare(
     if not binary_metric.binary:
         raise UsageError(f"binary {binary}: {binary_metric.label} is not a 0/1 outcome per query (use success@k)")
     chosen = parse_metric(metric).label if metric else None
-    if task != "auto":
-        from evalkit.tasks import get_task
-
-        get_task(task)
-    qrels = as_qrels(gold, format=gold_format)
-    labels = _run_names(runs, names)
-    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
-    the_task = resolve_task(task, qrels, loaded[0])
-    wanted = default_metric_labels(the_task) + ([chosen] if chosen else []) + [binary_metric.label]
-    scored = [
-        score_one(the_task, qrels, run, run.name, wanted, missing=missing, allow_partial=allow_partial,
-                  relevance_level=relevance_level, depth=depth)
-        for run in with_progress(loaded, progress, "scoring")
-    ]
+    the_task, qrels, scored = score_many(
+        gold, runs, lambda t: default_metric_labels(t) + ([chosen] if chosen else []) + [binary_metric.label], names=names,
+        task=task, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level, depth=depth,
+        run_format=run_format, gold_format=gold_format, column=column, progress=progress,
+    )
     run_names = [s.name for s in scored]
     base = pick_run(baseline, run_names, _paths_of(runs))
     label = comparison_metric(the_task, scored[0].score, chosen)

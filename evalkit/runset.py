@@ -1,4 +1,4 @@
-"""Scoring several runs against one gold file: shared by compare, report and leaderboard.
+"""Scoring several runs against one gold file: shared by compare, report and leaderboard (:func:`evalkit.api.score_many`).
 
 Every run is scored by the same task, on the same gold queries, under the
 same missing-query policy, so their per-query values can be paired. Two
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from evalkit.data import Qrels, Run
 from evalkit.errors import PartialRunError, UsageError
@@ -119,47 +119,6 @@ def with_progress(items: list, shown: bool, what: str) -> Any:
     from tqdm import tqdm
 
     return tqdm(items, desc=what, unit="run", leave=False, disable=None)
-
-
-def score_runs(
-    gold_path: str,
-    run_paths: Sequence[str],
-    *,
-    task_name: str = "auto",
-    metrics: Callable[[Task], Sequence[str] | None] | Sequence[str] | None = None,
-    missing: str | None = None,
-    allow_partial: bool = False,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    run_format: str = "auto",
-    gold_format: str = "auto",
-    column: str | None = None,
-    progress: bool = True,
-) -> tuple[Task, Qrels, list[ScoredRun]]:
-    """Read the gold and every run, resolve the task, score each run; any problem raises.
-
-    ``metrics`` may be a function of the resolved task (so callers can add to
-    the task's defaults).
-    """
-    from evalkit.formats import read_qrels, read_run
-
-    if task_name != "auto":
-        from evalkit.tasks import get_task
-
-        get_task(task_name)  # fail fast on unknown names
-    qrels = read_qrels(gold_path, gold_format)
-    names = unique_names(run_paths)
-    runs = [read_run(path, run_format, column=column, name=name) for path, name in zip(run_paths, names)]
-    task = resolve_task(task_name, qrels, runs[0] if runs else None)
-    chosen = metrics(task) if callable(metrics) else metrics
-    iterator = with_progress(list(zip(runs, names)), progress, "scoring")
-    scored = [
-        score_one(
-            task, qrels, run, name, chosen, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level, depth=depth
-        )
-        for run, name in iterator
-    ]
-    return task, qrels, scored
 
 
 def pick_run(choice: str | int | None, names: Sequence[str], paths: Sequence[str | None], what: str = "baseline") -> str:

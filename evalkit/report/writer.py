@@ -86,11 +86,11 @@ def prepare_report(
     progress: bool = False,
 ) -> PreparedReport:
     """Score ``runs`` on ``gold`` (one task, one missing-query policy) and fix the report's baseline, metric and pair."""
-    from evalkit.api import _paths_of, _run_names, as_qrels, as_run, input_entry, resolve_task
+    from evalkit.api import _paths_of, input_entry, score_many
     from evalkit.manifest import build_manifest
     from evalkit.metrics import parse_metric
     from evalkit.report.document import ReportOptions
-    from evalkit.runset import comparison_metric, default_metric_labels, pick_run, score_one, with_progress
+    from evalkit.runset import comparison_metric, default_metric_labels, pick_run
 
     if not runs:
         raise UsageError("a report needs at least one run")
@@ -100,21 +100,17 @@ def prepare_report(
         raise UsageError(f"unknown test {test!r} (choose {', '.join(TESTS)})")
     compare = compare or CompareOptions()
     compare.check()
-    if task != "auto":
-        from evalkit.tasks import get_task
-
-        get_task(task)  # fail fast on unknown names, before any file is read
     chosen = parse_metric(metric).label if metric else None
-    qrels = as_qrels(gold, format=gold_format)
-    labels = _run_names(runs, names)
-    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
-    the_task = resolve_task(task, qrels, loaded[0])
-    wanted = ((list(metrics) or default_metric_labels(the_task)) + [chosen]) if chosen else (list(metrics) or None)
-    scored = [
-        score_one(the_task, qrels, run, run.name, wanted, missing=missing, allow_partial=allow_partial,
-                  relevance_level=relevance_level, depth=depth)
-        for run in with_progress(loaded, progress, "scoring")
-    ]
+
+    def wanted(the_task: "Task") -> list[str] | None:
+        if not chosen:
+            return list(metrics) or None
+        return (list(metrics) or default_metric_labels(the_task)) + [chosen]
+
+    the_task, qrels, scored = score_many(
+        gold, runs, wanted, names=names, task=task, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level,
+        depth=depth, run_format=run_format, gold_format=gold_format, column=column, progress=progress,
+    )
     run_names, paths = [s.name for s in scored], _paths_of(runs)
     base = pick_run(baseline, run_names, paths, "--baseline")
     chosen_pair = (pick_run(pair[0], run_names, paths, "--pair"), pick_run(pair[1], run_names, paths, "--pair")) if pair else None
