@@ -284,18 +284,26 @@ def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str
         if len(names) != len(runs):
             raise UsageError(f"{len(names)} names for {len(runs)} runs")
         return list(names)
+    from collections import Counter
+
     from evalkit.runset import unique_names
 
-    paths = [os.fspath(r) for r in runs if isinstance(r, (str, os.PathLike))]
-    by_path = dict(zip(paths, unique_names(paths))) if paths else {}
+    positions = [i for i, r in enumerate(runs) if isinstance(r, (str, os.PathLike))]
+    from_paths = dict(zip(positions, unique_names([os.fspath(runs[i]) for i in positions]))) if positions else {}
     out: list[str | None] = []
     for number, run in enumerate(runs, start=1):
-        if isinstance(run, (str, os.PathLike)):
-            out.append(by_path[os.fspath(run)])
+        if number - 1 in from_paths:
+            out.append(from_paths[number - 1])
         elif isinstance(run, Run) and run.name not in ("run", ""):
             out.append(run.name)
         else:
             out.append(f"run{number}")
+    counts = Counter(out)
+    seen: Counter = Counter()
+    for i, name in enumerate(out):  # two runs of one name (in memory) are told apart as in file names
+        if counts[name] > 1:
+            seen[name] += 1
+            out[i] = f"{name}#{seen[name]}"
     return out
 
 
