@@ -147,7 +147,15 @@ def _score_and_report(result, gold, stem: str, stage_paths: dict, report_path: s
         return
     from evalkit.report.writer import prepare_report, save_markdown
 
-    prepared = prepare_report(gold, [result.stages[name].with_name(f"{stem}.{name}") for name in stage_paths])
+    from dataclasses import replace
+
+    from evalkit.data import Source
+    from evalkit.textio import sha256_of
+
+    # each stage's run as held in memory, named and sourced as the file it was just written to (the manifest names that file)
+    stage_runs = [replace(result.stages[name].with_name(f"{stem}.{name}"), source=Source(str(path), "trec-run", sha256_of(path)))
+                  for name, path in stage_paths.items()]
+    prepared = prepare_report(gold, stage_runs)
     for item in prepared.scored:
         for note in item.notes:
             warn(note)

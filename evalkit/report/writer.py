@@ -126,7 +126,7 @@ def prepare_report(
             "metrics": list(scored[0].score.values), "metric": label, "baseline": base, "test": test,
             "zero_method": compare.zero_method, "permutations": compare.permutations, "correction": compare.correction,
             "alpha": compare.alpha, "pair": list(chosen_pair) if chosen_pair else None, "top": top, "length_buckets": length_buckets,
-            "missing": scored[0].score.missing, "relevance_level": relevance_level, "depth": depth, "allow_partial": allow_partial,
+            "missing": scored[0].score.missing, "relevance_level": float(relevance_level), "depth": depth, "allow_partial": allow_partial,
             **(extra_options or {}),
         },
         seed=compare.seed,
