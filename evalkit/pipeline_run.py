@@ -189,7 +189,9 @@ def run_pipeline(
 ) -> PipelineResult:
     """Fit the learnable stages on ``train_queries``/``train_qrels`` (when given), then run every stage on ``queries``.
 
-    ``gold`` keeps only the queries it judges; ``engine`` is ``"local"``
+    ``config`` may also be a :class:`~evalkit.pipeline.Pipeline` from
+    :func:`load_pipeline` (``set_options``, ``k`` and ``seed`` are then already
+    applied and ignored here). ``gold`` keeps only the queries it judges; ``engine`` is ``"local"``
     (default), ``"ray"`` or ``(name, EngineOptions)``; ``progress`` receives
     one line per step. Nothing is written: see :meth:`PipelineResult.save`.
     """
