@@ -21,13 +21,23 @@ The rest of the API lives beside what it drives and is re-exported by
 """
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
+from evalkit.inputs import (  # the input forms; re-exported here
+    QrelsLike,
+    RunLike,
+    _paths_of,
+    _run_names,
+    as_qrels,
+    as_run,
+    input_entry,
+    read_qrels,
+    read_run,
+    resolve_task,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -36,81 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.runset import ScoredRun
     from evalkit.stats.paired import PairedValues
     from evalkit.tasks.base import Task, TaskScore
-
-RunLike = Union[str, os.PathLike, Run, "pd.DataFrame", Mapping[str, Any]]
-QrelsLike = Union[str, os.PathLike, Qrels, "pd.DataFrame", Mapping[str, Mapping[str, float]]]
-
-
-# ----------------------------------------------------------------- inputs
-def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | None = None, name: str | None = None) -> Run:
-    """Read a run or submission file (TREC run, 4b list TSV/CSV, ClimateCheck CSV; plain, gzip or zip)."""
-    from evalkit.formats import read_run as _read
-
-    return _read(path, format, column=column, name=name)
-
-
-def read_qrels(path: str | os.PathLike, format: str = "auto") -> Qrels:
-    """Read a gold file (TREC or BEIR qrels, CheckThat! 4b or ClimateCheck gold)."""
-    from evalkit.formats import read_qrels as _read
-
-    return _read(path, format)
-
-
-def _is_frame(obj: Any) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
-
-
-def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None) -> Run:
-    """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring)."""
-    if isinstance(obj, Run):
-        return obj.with_name(name) if name else obj
-    if isinstance(obj, (str, os.PathLike)):
-        return read_run(obj, format, column=column, name=name)
-    if _is_frame(obj):
-        return Run.from_pandas(obj, name=name or "run")
-    if isinstance(obj, Mapping):
-        values = list(obj.values())
-        if all(isinstance(v, Mapping) for v in values):
-            return Run.from_scores({str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in obj.items()}, name=name or "run")
-        if all(isinstance(v, (list, tuple)) for v in values):
-            return Run.from_lists({str(q): [str(d) for d in docs] for q, docs in obj.items()}, name=name or "run")
-        raise UsageError("a run dict maps query ids to {doc_id: score} dicts or to [doc_id, ...] lists")
-    raise UsageError(f"cannot use a {type(obj).__name__} as a run (give a path, a Run, a DataFrame or a dict)")
-
-
-def as_qrels(obj: QrelsLike, *, format: str = "auto") -> Qrels:
-    """A :class:`Qrels` from a path, a Qrels, a DataFrame or a ``{query_id: {doc_id: grade}}`` dict."""
-    if isinstance(obj, Qrels):
-        return obj
-    if isinstance(obj, (str, os.PathLike)):
-        return read_qrels(obj, format)
-    if _is_frame(obj):
-        return Qrels.from_pandas(obj)
-    if isinstance(obj, Mapping) and all(isinstance(v, Mapping) for v in obj.values()):
-        return Qrels.from_dict({str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in obj.items()})
-    raise UsageError(f"cannot use a {type(obj).__name__} as gold (give a path, a Qrels, a DataFrame or a dict)")
-
-
-def input_entry(role: str, item: Run | Qrels) -> dict[str, Any]:
-    """The manifest entry of one input: its file and hash, or (in memory) a hash of its content."""
-    from evalkit.manifest import input_entry as file_entry
-
-    if item.source is not None:
-        return file_entry(role, item.source)
-    digest = hashlib.sha256()
-    for array in (item.query_ids, item.doc_ids):
-        digest.update("\x00".join(map(str, array.tolist())).encode("utf-8"))
-    for array in (item.qidx, item.didx, getattr(item, "scores", None), getattr(item, "grades", None)):
-        if array is not None:
-            digest.update(array.tobytes())
-    return {"role": role, "path": None, "format": "in-memory", "sha256": digest.hexdigest()}
-
-
-def resolve_task(task: str, qrels: Qrels, run: Run | None) -> "Task":
-    """The task named, or detected from the gold's format (and the run's labels) with ``"auto"``."""
-    from evalkit.runset import resolve_task as _resolve
-
-    return _resolve(task, qrels, run)
 
 
 # ----------------------------------------------------------------- score
@@ -273,38 +208,6 @@ class CompareResult:
         import pandas as pd
 
         return pd.DataFrame(self.values.matrix.T, index=pd.Index(self.values.query_ids, name="query_id"), columns=self.values.names)
-
-
-def _paths_of(runs: Sequence[RunLike]) -> list[str | None]:
-    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
-
-
-def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str | None]:
-    if names is not None:
-        if len(names) != len(runs):
-            raise UsageError(f"{len(names)} names for {len(runs)} runs")
-        return list(names)
-    from collections import Counter
-
-    from evalkit.runset import unique_names
-
-    positions = [i for i, r in enumerate(runs) if isinstance(r, (str, os.PathLike))]
-    from_paths = dict(zip(positions, unique_names([os.fspath(runs[i]) for i in positions]))) if positions else {}
-    out: list[str | None] = []
-    for number, run in enumerate(runs, start=1):
-        if number - 1 in from_paths:
-            out.append(from_paths[number - 1])
-        elif isinstance(run, Run) and run.name not in ("run", ""):
-            out.append(run.name)
-        else:
-            out.append(f"run{number}")
-    counts = Counter(out)
-    seen: Counter = Counter()
-    for i, name in enumerate(out):  # two runs of one name (in memory) are told apart as in file names
-        if counts[name] > 1:
-            seen[name] += 1
-            out[i] = f"{name}#{seen[name]}"
-    return out
 
 
 def compare(

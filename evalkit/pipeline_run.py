@@ -195,7 +195,7 @@ def run_pipeline(
     (default), ``"ray"`` or ``(name, EngineOptions)``; ``progress`` receives
     one line per step. Nothing is written: see :meth:`PipelineResult.save`.
     """
-    from evalkit.api import as_qrels
+    from evalkit.inputs import as_qrels
     from evalkit.engine import get_engine
     from evalkit.manifest import input_entry
     from evalkit.pipeline import Pipeline

@@ -16,7 +16,7 @@ from evalkit.comparison import CompareOptions
 from evalkit.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.api import QrelsLike, RunLike
+    from evalkit.inputs import QrelsLike, RunLike
     from evalkit.data import Qrels
     from evalkit.report.document import ReportOptions
     from evalkit.runset import ScoredRun
@@ -86,7 +86,8 @@ def prepare_report(
     progress: bool = False,
 ) -> PreparedReport:
     """Score ``runs`` on ``gold`` (one task, one missing-query policy) and fix the report's baseline, metric and pair."""
-    from evalkit.api import _paths_of, input_entry, score_many
+    from evalkit.api import score_many
+    from evalkit.inputs import _paths_of, input_entry
     from evalkit.manifest import build_manifest
     from evalkit.metrics import parse_metric
     from evalkit.report.document import ReportOptions
