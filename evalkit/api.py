@@ -33,6 +33,7 @@ from evalkit.inputs import (  # the input forms; re-exported here
     _run_names,
     as_qrels,
     as_run,
+    check_task_name,
     input_entry,
     read_qrels,
     read_run,
@@ -104,10 +105,7 @@ def score(
     """
     from evalkit.manifest import build_manifest
 
-    if task != "auto":
-        from evalkit.tasks import get_task
-
-        get_task(task)  # fail fast on unknown names, before any file is read
+    check_task_name(task)
     qrels = as_qrels(gold, format=gold_format)
     the_run = as_run(run, format=run_format, column=column)
     the_task = resolve_task(task, qrels, the_run)
@@ -147,10 +145,7 @@ def score_many(
     """
     from evalkit.runset import score_one, with_progress
 
-    if task != "auto":
-        from evalkit.tasks import get_task
-
-        get_task(task)  # fail fast on unknown names, before any file is read
+    check_task_name(task)
     qrels = as_qrels(gold, format=gold_format)
     labels = _run_names(runs, names)
     loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]

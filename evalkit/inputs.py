@@ -90,6 +90,14 @@ def input_entry(role: str, item: Run | Qrels) -> dict[str, Any]:
     return {"role": role, "path": None, "format": "in-memory", "sha256": digest.hexdigest()}
 
 
+def check_task_name(task: str) -> None:
+    """Refuse an unknown task name before any file is read (``"auto"`` is resolved later, from the gold)."""
+    if task != "auto":
+        from evalkit.tasks import get_task
+
+        get_task(task)
+
+
 def resolve_task(task: str, qrels: Qrels, run: Run | None) -> "Task":
     """The task named, or detected from the gold's format (and the run's labels) with ``"auto"``."""
     from evalkit.runset import resolve_task as _resolve
@@ -101,18 +109,16 @@ def _paths_of(runs: Sequence[RunLike]) -> list[str | None]:
     return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
 
 
-def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str | None]:
+def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str]:
     if names is not None:
         if len(names) != len(runs):
             raise UsageError(f"{len(names)} names for {len(runs)} runs")
         return list(names)
-    from collections import Counter
-
-    from evalkit.runset import unique_names
+    from evalkit.runset import number_repeats, unique_names
 
     positions = [i for i, r in enumerate(runs) if isinstance(r, (str, os.PathLike))]
     from_paths = dict(zip(positions, unique_names([os.fspath(runs[i]) for i in positions]))) if positions else {}
-    out: list[str | None] = []
+    out: list[str] = []
     for number, run in enumerate(runs, start=1):
         if number - 1 in from_paths:
             out.append(from_paths[number - 1])
@@ -120,10 +126,4 @@ def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str
             out.append(run.name)
         else:
             out.append(f"run{number}")
-    counts = Counter(out)
-    seen: Counter = Counter()
-    for i, name in enumerate(out):  # two runs of one name (in memory) are told apart as in file names
-        if counts[name] > 1:
-            seen[name] += 1
-            out[i] = f"{name}#{seen[name]}"
-    return out
+    return number_repeats(out)  # two runs of one name (in memory) are told apart as file names are

@@ -43,6 +43,12 @@ def versions() -> dict[str, str]:
     return out
 
 
+def check_training_pair(train_queries: object, train_qrels: object) -> None:
+    """Training queries and training qrels come together or not at all."""
+    if bool(train_queries) != bool(train_qrels):
+        raise UsageError("give both --train-queries and --train-qrels, or neither")
+
+
 def build_config(config: str, set_options: Sequence[str] = (), k: int | None = None, seed: int | None = None,
                  input_run: str | None = None, input_format: str = "auto") -> "PipelineConfig":
     """CONFIG as a TOML file, a shipped config name, or one registered system with ``KEY=VALUE`` options
@@ -200,21 +206,23 @@ def run_pipeline(
     from evalkit.manifest import input_entry
     from evalkit.pipeline import Pipeline
 
-    if bool(train_queries) != bool(train_qrels):
-        raise UsageError("give both --train-queries and --train-qrels, or neither")
+    check_training_pair(train_queries, train_qrels)
     pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, seed=seed)
     the_gold = as_qrels(gold) if gold is not None else None
     the_corpus, the_queries = read_inputs(str(corpus), str(queries), corpus_format=corpus_format, queries_format=queries_format,
                                           mapping=mapping, trust_pickle=trust_pickle, progress=progress)
-    engine_choice = (engine, None) if isinstance(engine, str) or engine is None else engine
-    pipeline.engine = get_engine(engine_choice[0] or "local", engine_choice[1])
     if the_gold is not None:
         the_queries = restrict_to_gold(the_queries, the_gold, progress)
     inputs = [input_entry("corpus", the_corpus.source), input_entry("queries", the_queries.source)]
+    training = None
+    if train_queries:
+        training = read_training(str(train_queries), str(train_qrels), the_corpus, queries_format, mapping, progress)
+        inputs += [input_entry("train-queries", training[0].source), input_entry("train-qrels", training[1].source)]
+    engine_choice = (engine, None) if isinstance(engine, str) or engine is None else engine
+    pipeline.engine = get_engine(engine_choice[0] or "local", engine_choice[1])  # started last: every refusal above leaves nothing running
     try:
-        if train_queries:
-            tq, tqrels = read_training(str(train_queries), str(train_qrels), the_corpus, queries_format, mapping, progress)
-            inputs += [input_entry("train-queries", tq.source), input_entry("train-qrels", tqrels.source)]
+        if training is not None:
+            tq, tqrels = training
             pipeline.fit(the_corpus, tq, tqrels, progress=progress)
         runs = pipeline.run(the_corpus, the_queries, progress=progress)
         described = pipeline.engine.describe()

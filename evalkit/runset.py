@@ -42,6 +42,13 @@ def unique_names(paths: Sequence[str]) -> list[str]:
     names = [
         f"{Path(str(p)).parent.name}/{n}" if counts[n] > 1 and Path(str(p)).parent.name else n for p, n in zip(paths, names)
     ]
+    return number_repeats(names)
+
+
+def number_repeats(names: Sequence[str]) -> list[str]:
+    """``names`` with every name that occurs more than once numbered in order: ``a#1``, ``a#2``."""
+    from collections import Counter
+
     counts = Counter(names)
     seen: Counter = Counter()
     out = []

@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except ModuleNotFoundError as exc:  # an optional library (a system's model code) missing on a light install
+        if (exc.name or "").split(".")[0] == "evalkit":
+            raise  # evalkit's own module missing: a bug, shown as one
         from evalkit.errors import missing_module_message
 
         click.echo(missing_module_message(exc), err=True)

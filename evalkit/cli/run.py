@@ -65,13 +65,11 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     report (every stage's run goes next to OUT as OUT-STEM.STAGE.trec).
     """
     from evalkit.errors import UsageError
-    from evalkit.formats.trec_run import format_trec_run
-    from evalkit.pipeline_run import load_pipeline, run_pipeline
+    from evalkit.pipeline_run import check_training_pair, load_pipeline, run_pipeline
     from evalkit.report.writer import report_figures
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.textio import check_outputs, sidecar_of
 
-    if bool(train_queries) != bool(train_qrels):
-        raise UsageError("give both --train-queries and --train-qrels, or neither")
+    check_training_pair(train_queries, train_qrels)
     if report_path and not gold:
         raise UsageError("--report needs --gold")
     # unknown systems, options and unreadable run files fail here, before the corpus is read
@@ -111,10 +109,9 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     _echo("time per stage: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in result.timings.items()))
     for path in result.save(out, force=force, task=submit_task):
         _echo(f"wrote {path}" + (f" ({len(result.run.query_ids)} queries)" if path == out else ""))
-    for name, path in stage_paths.items():
-        atomic_write(path, format_trec_run(result.stages[name], tag=name), force=force)
+    stage_runs = [_write_stage(result.stages[name], f"{stem}.{name}", path, force) for name, path in stage_paths.items()]
     if the_gold is not None:
-        _score_and_report(result, the_gold, stem, stage_paths, report_path, pipeline.engine.name, force)
+        _score_and_report(result, the_gold, stage_runs, report_path, pipeline.engine.name, force)
 
 
 def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_cpus, num_gpus):
@@ -133,11 +130,25 @@ def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_c
     return chosen, dataclasses.replace(options, **given)
 
 
-def _score_and_report(result, gold, stem: str, stage_paths: dict, report_path: str | None, engine: str, force: bool) -> None:
-    """Score the pipeline's run in memory, then report on every stage's run (in memory, named STEM.STAGE as their files)."""
+def _write_stage(run, name: str, path: Path, force: bool):
+    """Write one stage's run as TREC to ``path``; the run in memory, named and sourced as that file (for the report's manifest)."""
+    import hashlib
+    from dataclasses import replace
+
+    from evalkit.data import Source
+    from evalkit.formats.trec_run import format_trec_run
+    from evalkit.textio import atomic_write
+
+    text = format_trec_run(run, tag=run.name)
+    atomic_write(path, text, force=force)
+    return replace(run.with_name(name), source=Source(str(path), "trec-run", hashlib.sha256(text.encode("utf-8")).hexdigest()))
+
+
+def _score_and_report(result, gold, stage_runs: list, report_path: str | None, engine: str, force: bool) -> None:
+    """Score the pipeline's run in memory, then report on every stage's run (as held in memory, named as their files)."""
     from evalkit import render
     from evalkit.api import score as score_run
-    from evalkit.cli.common import warn
+    from evalkit.cli.common import print_notes, warn
 
     scored = score_run(result.run, gold)
     for message in scored.warnings:
@@ -147,18 +158,9 @@ def _score_and_report(result, gold, stem: str, stage_paths: dict, report_path: s
         return
     from evalkit.report.writer import prepare_report, save_markdown
 
-    from dataclasses import replace
-
-    from evalkit.data import Source
-    from evalkit.textio import sha256_of
-
-    # each stage's run as held in memory, named and sourced as the file it was just written to (the manifest names that file)
-    stage_runs = [replace(result.stages[name].with_name(f"{stem}.{name}"), source=Source(str(path), "trec-run", sha256_of(path)))
-                  for name, path in stage_paths.items()]
     prepared = prepare_report(gold, stage_runs)
     for item in prepared.scored:
-        for note in item.notes:
-            warn(note)
+        print_notes(item.notes)
     rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in result.timings.items())
     total = sum(result.timings.values())
     section = (f"\n## Time per stage\n\nWall seconds of `evalkit run` (engine {engine}).\n\n"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from evalkit.comparison import CompareOptions
+from evalkit.comparison import SIGNIFICANCE_TESTS, CompareOptions
 from evalkit.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,9 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.report.document import ReportOptions
     from evalkit.runset import ScoredRun
     from evalkit.tasks.base import Task
-
-TESTS = ("wilcoxon", "ttest", "randomization")
-
 
 @dataclass(frozen=True, eq=False)
 class PreparedReport:
@@ -55,8 +52,7 @@ def report_figures(target: str | Path) -> list[Path]:
     target = Path(target)
     if target.suffix.lower() != ".md":
         raise UsageError(f"{target}: the report is Markdown; name it NAME.md")
-    stem = target.name[: -len(target.suffix)]
-    return [target.with_name(f"{stem}.first-relevant-rank.png"), target.with_name(f"{stem}.query-length.png")]
+    return [target.with_name(f"{target.stem}.first-relevant-rank.png"), target.with_name(f"{target.stem}.query-length.png")]
 
 
 def prepare_report(
@@ -97,8 +93,8 @@ def prepare_report(
         raise UsageError("a report needs at least one run")
     if top < 1 or length_buckets < 1:
         raise UsageError("--top and --length-buckets must be positive")
-    if test not in TESTS:
-        raise UsageError(f"unknown test {test!r} (choose {', '.join(TESTS)})")
+    if test not in SIGNIFICANCE_TESTS:
+        raise UsageError(f"unknown test {test!r} (choose {', '.join(SIGNIFICANCE_TESTS)})")
     compare = compare or CompareOptions()
     compare.check()
     chosen = parse_metric(metric).label if metric else None
@@ -142,8 +138,7 @@ def save_markdown(prepared: PreparedReport, out: str | Path, *, force: bool = Fa
     from evalkit.textio import atomic_write
 
     target = Path(out)
-    stem = target.name[: -len(target.suffix)]
-    built = build_report(prepared.task.name, prepared.qrels, prepared.scored, prepared.options, stem, prepared.manifest,
+    built = build_report(prepared.task.name, prepared.qrels, prepared.scored, prepared.options, target.stem, prepared.manifest,
                          prepared.policy)
     figures = []
     for name, png in built.figures.items():
