@@ -58,18 +58,20 @@ def _score_ordered(qidx: np.ndarray, scores: np.ndarray) -> tuple[bool, np.ndarr
     return grouped and descending, same_q & (scores[:-1] == scores[1:])
 
 
-def _order_ties(order: np.ndarray, ties: np.ndarray, didx: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
-    """Within each block of equal (query, score) rows, order by doc id descending."""
-    n = len(order)
-    in_block = np.zeros(n, dtype=bool)
+def _tie_moves(ties: np.ndarray, didx: np.ndarray, doc_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows already in (query, score) order: ``(rows, sources)``, the rows of blocks of equal (query, score)
+    and the row each takes so that every block is ordered by doc id descending (the other rows stay)."""
+    in_block = np.zeros(len(ties) + 1, dtype=bool)
     in_block[:-1] |= ties
     in_block[1:] |= ties
     rows = np.flatnonzero(in_block)
-    block = np.cumsum(np.r_[True, ~ties])[rows]
+    starts = np.ones(len(rows), dtype=bool)  # a row opens a block unless it ties with the row before it
+    later = rows > 0
+    starts[later] = ~ties[rows[later] - 1]
+    block = np.cumsum(starts)
     names = np.asarray(doc_ids[didx[rows]], dtype=str)
     _, ascending = np.unique(names, return_inverse=True)
-    order[rows] = rows[np.lexsort((-ascending.ravel(), block))]
-    return order
+    return rows, rows[np.lexsort((-ascending.ravel(), block))]
 
 
 def group_positions(sorted_qidx: np.ndarray) -> np.ndarray:
@@ -118,37 +120,45 @@ def _first_occurrences(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, n_d
 def rank_run(run) -> RankedRun:
     """Sort a :class:`~evalkit.data.Run` by the ranking rule."""
     qidx, didx = run.qidx, run.didx
+    moves: tuple[np.ndarray, np.ndarray] | None = None  # (rows, sources): already ordered but for equal scores
     if run.scores is None:
         order = np.argsort(qidx, kind="stable")
     else:
         ordered, ties = _score_ordered(qidx, run.scores)
         if ordered:  # the common case: only equal scores may need reordering
-            order = np.arange(len(qidx))
+            order = None
             if ties.any():
-                order = _order_ties(order, ties, didx, run.doc_ids)
+                moves = _tie_moves(ties, didx, run.doc_ids)
         else:
             dkey = doc_descending_key(run.doc_ids)[didx]
             order = np.lexsort((dkey, -run.scores, qidx))
-    identity = bool(len(order) == 0 or (order[0] == 0 and np.all(order[1:] > order[:-1])))
+    identity = order is None or bool(len(order) == 0 or (order[0] == 0 and np.all(order[1:] > order[:-1])))
 
-    def reordered(values: np.ndarray | None) -> np.ndarray | None:
+    def reordered(values: np.ndarray | None, constant_in_ties: bool = False) -> np.ndarray | None:
         """``values`` in ranked order; the input arrays themselves when already ranked (no copies of millions of rows)."""
         if values is None:
             return None
         if not identity:
             return values[order]
+        if moves is not None and not constant_in_ties:
+            out = values.copy()
+            out[moves[0]] = values[moves[1]]
+            return out
         view = values.view()
         view.flags.writeable = False  # shared with the run: never written through
         return view
 
-    sq, sd = reordered(qidx), reordered(didx)
+    sq, sd = reordered(qidx, constant_in_ties=True), reordered(didx)
     rank = group_positions(sq)
+    rows = np.arange(len(qidx)) if order is None else order
+    if moves is not None:
+        rows[moves[0]] = moves[1]
     return RankedRun(
         qidx=sq,
         didx=sd,
         rank=rank,
-        scores=reordered(run.scores),
+        scores=reordered(run.scores, constant_in_ties=True),
         labels=reordered(run.labels),
         first=_first_occurrences(sq, sd, rank, len(run.doc_ids)),
-        row=order,
+        row=rows,
     )
