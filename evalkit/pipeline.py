@@ -39,7 +39,9 @@ team's first stage for a reranker; it is restricted to the queries being run.
 The run of the ``output`` stage (default: the last) is the pipeline's result.
 With training queries and qrels, every learnable stage without ``load`` is
 fitted in order on them; its ``first_stage`` is its input stage's run on the
-training queries. Unknown keys, systems, options and stage references are
+training queries (``fit_input = "STAGE"`` names another earlier stage; ``fit_input = ""``
+lets the system mine its own candidates), and only the stages those inputs need
+run on the training queries. Unknown keys, systems, options and stage references are
 refused before any work starts.
 """
 from __future__ import annotations
@@ -60,7 +62,7 @@ from evalkit.errors import UsageError
 from evalkit.stages import System
 
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
-              "run", "format"}
+              "fit_input", "run", "format"}
 TOP_KEYS = {"name", "description", "seed", "output", "stages", "reference", "engine"}
 DEFAULT_K = 1000
 
@@ -83,6 +85,7 @@ class StageSpec:
     load: str | None = None
     save: str | None = None
     fit: bool = True
+    fit_input: str | None = None
     run: str | None = None
     format: str = "auto"
 
@@ -126,7 +129,7 @@ def _where(path: str | None) -> str:
 STAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}\Z")  # it names files under --report: no paths
 MAX_K = 10_000_000
 MAX_SEED = 2**32 - 1
-TEXT_KEYS = ("name", "system", "input", "method", "norm", "load", "save", "run", "format")
+TEXT_KEYS = ("name", "system", "input", "method", "norm", "load", "save", "run", "format", "fit_input")
 
 
 def _is_int(value: Any) -> bool:
@@ -200,7 +203,7 @@ def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineCo
             raise UsageError(f"{where}stage {number}: name {spec.name!r} must be letters, digits, '.', '_', '+' or '-' (give name = ...)")
         if spec.name in seen:
             raise UsageError(f"{where}stage {number}: name {spec.name!r} used twice (give each stage a name)")
-        for ref in ([spec.input] if spec.input else []) + list(spec.fuse or []):
+        for ref in ([spec.input] if spec.input else []) + list(spec.fuse or []) + ([spec.fit_input] if spec.fit_input else []):
             if ref not in seen:
                 raise UsageError(f"{where}stage {spec.name!r}: input {ref!r} is not an earlier stage (earlier: {', '.join(seen) or 'none'})")
         if spec.is_fusion and len(spec.fuse or []) < 2:
@@ -346,13 +349,14 @@ class Pipeline:
         if not learnable:
             return
         last = max(i for i, s in enumerate(self.config.stages) if s.name in learnable)
+        needed = self._needed_for_fitting(learnable)
         runs: dict[str, Run] = {}
         for spec in self.config.stages[: last + 1]:
             if spec.name in learnable:
                 seed_everything(self.config.seed)
                 if progress:
                     progress(f"fitting {spec.name} ({spec.system}) on {len(queries)} training queries")
-                source = self._input_of(spec)
+                source = self._fit_input_of(spec)
                 first_stage = runs.get(source) if source and self.systems[spec.name].kind != "retriever" else None
                 if first_stage is not None and len(first_stage.query_ids) == 0:
                     first_stage = None  # a run file without the training queries: the system mines its own candidates
@@ -360,11 +364,32 @@ class Pipeline:
                     self.systems[spec.name].fit(corpus, queries, qrels, first_stage=first_stage)
                     if spec.save:
                         self.systems[spec.name].save(spec.save)
-            if spec.name != self.config.stages[last].name:
+            if spec.name in needed:
                 if progress:
                     progress(f"running {spec.name} on the training queries")
                 with self._timed(f"{spec.name} on the training queries"):
                     runs[spec.name] = self._stage(spec, corpus, queries, runs)
+
+    def _fit_input_of(self, spec: StageSpec) -> str | None:
+        """The stage whose run on the training queries is ``spec``'s ``first_stage`` when fitting ("" / None: none)."""
+        return spec.fit_input if spec.fit_input is not None else self._input_of(spec)
+
+    def _needed_for_fitting(self, learnable: set[str]) -> set[str]:
+        """Stages to run on the training queries: the fit inputs of learnable non-retrievers and what they are built from."""
+        by_name = {s.name: s for s in self.config.stages}
+        todo = [self._fit_input_of(s) for s in self.config.stages if s.name in learnable and self.systems[s.name].kind != "retriever"]
+        needed: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if not name or name in needed:
+                continue
+            needed.add(name)
+            spec = by_name[name]
+            if spec.is_fusion:
+                todo += list(spec.fuse or [])
+            elif not spec.is_file and self.systems[spec.name].kind != "retriever":
+                todo.append(self._input_of(spec))
+        return needed
 
     def run(self, corpus: Corpus, queries: Queries, progress: Progress | None = None) -> dict[str, Run]:
         """Every stage's run, in order; the result is ``runs[config.output_stage]``."""

@@ -37,6 +37,7 @@ from evalkit.stages import Reranker, check_fields, option
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
 MODEL_SUBFOLDER = "model"
+PHASE_KEYS = ("epochs", "max_length", "lr", "head_lr", "warmup", "batch_size", "hard_negatives", "random_negatives", "seed")
 DEFAULT_DEPTH = 10  # AIRwaves re-scored the first stage's top 10 (the class's default_depth and the depth option's default)
 
 
@@ -140,6 +141,8 @@ class CrossEncoderOptions:
     precision: str = inference_precision_option()
     backend: str = backend_option()
     show_progress: bool = option(True, "tqdm progress bars")
+    phases: list[dict] = option([], "training phases run in order, each a table overriding some of " + ", ".join(PHASE_KEYS)
+                                + " (a curriculum: short inputs first); [] = one phase of the options above")
 
 
 @register_system
@@ -155,6 +158,7 @@ class CrossEncoderReranker(Reranker):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         check_backend(self.options.backend, self.options.precision, self.options.device)
+        self.phase_options()  # a bad phase is refused before any model loads
         self._model: Any = None
         self.trained = False
 
@@ -171,11 +175,33 @@ class CrossEncoderReranker(Reranker):
         return self._model
 
     # ----------------------------------------------------------------- learning
+    def phase_options(self) -> list[CrossEncoderOptions]:
+        """The options of each training phase: ``options`` with the phase's overrides (one phase without ``phases``)."""
+        o = self.options
+        if not isinstance(o.phases, list):
+            raise UsageError(f"{self.name}: phases must be a list of tables, e.g. phases = [{{ epochs = 2, max_length = 64 }}]")
+        out = []
+        for number, phase in enumerate(o.phases or [{}], start=1):
+            if not isinstance(phase, dict):
+                raise UsageError(f"{self.name}: phase {number} must be a table, e.g. {{ epochs = 2, max_length = 64 }}")
+            unknown = sorted(set(phase) - set(PHASE_KEYS))
+            if unknown:
+                raise UsageError(f"{self.name}: phase {number}: unknown key {unknown[0]!r} (known: {', '.join(PHASE_KEYS)})")
+            for key, value in phase.items():
+                default = getattr(o, key)
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(default, int) and not isinstance(value, int)):
+                    kind = "whole number" if isinstance(default, int) else "number"
+                    raise UsageError(f"{self.name}: phase {number}: {key} = {value!r} must be a {kind}")
+            out.append(dataclasses.replace(o, **phase))
+        return out
+
     def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None) -> "CrossEncoderReranker":
         """Fine-tune with BCE on positives + first-stage hard negatives + random negatives.
 
         Without ``first_stage`` the candidates are mined with the registered
-        ``bm25`` system (stemmed) to ``negative_depth``.
+        ``bm25`` system (stemmed) to ``negative_depth``. With ``phases`` the
+        model is trained once per phase, in order, each phase with its own
+        negatives, warm-up and linear decay (a curriculum over input length).
         """
         from evalkit.systems.cross_encoder_training import bce_examples, check_training_data, mine_candidates, train_pairs
 
@@ -184,8 +210,10 @@ class CrossEncoderReranker(Reranker):
         train_queries, positives = check_training_data(corpus, queries, qrels)
         if first_stage is None:
             first_stage = mine_candidates(corpus, train_queries, o.negative_depth)
-        examples = bce_examples(corpus, positives, first_stage, o.hard_negatives, o.negative_depth, o.random_negatives, o.seed)
-        train_pairs(self.model, examples, corpus, train_queries, o)
+        for phase in self.phase_options():
+            examples = bce_examples(corpus, positives, first_stage, phase.hard_negatives, phase.negative_depth, phase.random_negatives,
+                                    phase.seed)
+            train_pairs(self.model, examples, corpus, train_queries, phase)
         self.trained = True
         return self
 

@@ -199,3 +199,36 @@ def test_head_learning_rate_groups(tiny):
     assert {id(p) for p in head["params"]} == {id(hf.classifier.weight), id(hf.classifier.bias)}
     assert len(body["params"]) + len(head["params"]) == len(list(hf.parameters()))
     assert len(param_groups(hf, 1e-4, 0.0)) == 1
+
+
+def test_training_phases_run_in_order_with_their_own_options(tiny, data, monkeypatch):
+    from evalkit.systems import cross_encoder_training
+
+    corpus, queries, qrels, first = data
+    seen = []
+    real = cross_encoder_training.train_pairs
+
+    def spy(model, examples, corpus_, queries_, options):
+        seen.append((options.epochs, options.max_length, options.lr, sum(1 for e in examples if e[2] == 0.0)))
+        return real(model, examples, corpus_, queries_, options)
+
+    monkeypatch.setattr(cross_encoder_training, "train_pairs", spy)
+    phases = [{"epochs": 1, "max_length": 24, "lr": 1e-3, "hard_negatives": 1, "random_negatives": 0},
+              {"epochs": 1, "max_length": 48, "lr": 5e-4, "hard_negatives": 2, "random_negatives": 1}]
+    system = load_system("cross-encoder", model=tiny, **{**SMALL, "phases": phases})
+    system.fit(corpus, queries, qrels, first_stage=first)
+    positives = 4  # q1: d0, d4; q2: d1; q3: d6
+    assert seen == [(1, 24, 1e-3, positives * 1), (1, 48, 5e-4, positives * 3)]
+    assert system.trained and system.options.max_length == 48  # reranking keeps the stage's own max_length
+
+
+@pytest.mark.parametrize("phases, message", [
+    ([{"epoch": 1}], "phase 1: unknown key 'epoch'"),
+    ([{"epochs": 1}, {"epochs": 1.5}], "phase 2: epochs = 1.5 must be a whole number"),
+    ([{"lr": "fast"}], "phase 1: lr = 'fast' must be a number"),
+    (["x"], "phase 1 must be a table"),
+    ({"epochs": 1}, "phases must be a list of tables"),
+])
+def test_bad_phases_refused_before_any_model_loads(phases, message):
+    with pytest.raises(UsageError, match=message):
+        load_system("cross-encoder", model="/nonexistent", phases=phases)

@@ -127,6 +127,21 @@ def test_fit_runs_earlier_stages_on_training_queries(test_systems):
         judged_queries(Queries(["zz"], ["x"]), qrels, "train.jsonl", "train.qrels")
 
 
+def test_fit_input_names_the_candidate_stage_and_only_needed_stages_run(test_systems):
+    stages = [{"name": "title", "system": "word-overlap-test"}, {"name": "text", "system": "word-overlap-test", "options": {"field": "text"}},
+              {"name": "rrf", "fuse": ["title", "text"]}]
+    train = Queries(["t1", "t3"], ["sea", "vitamin"])
+    qrels = Qrels.from_dict({"t1": {"d1": 1}, "t3": {"d2": 1}})
+    for fit_input, ran, fitted in [(None, {"title", "text", "rrf"}, ["t1", "t3"]), ("title", {"title"}, ["t1", "t3"]), ("", set(), None)]:
+        extra = {} if fit_input is None else {"fit_input": fit_input}
+        pipeline = Pipeline(config(*stages, {"name": "rev", "system": "reverse-test", "input": "rrf", **extra}))
+        pipeline.fit(CORPUS, train, qrels)
+        assert {step.split(" on ")[0] for step in pipeline.timings if step.endswith("training queries")} == ran
+        assert pipeline.systems["rev"].fitted_on == (["t1", "t3"], fitted)
+    with pytest.raises(UsageError, match="input 'later' is not an earlier stage"):
+        config(*stages, {"name": "rev", "system": "reverse-test", "fit_input": "later"}, {"name": "later", "system": "word-overlap-test"})
+
+
 @pytest.mark.parametrize(
     "stages, top, message",
     [
