@@ -14,21 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-
-def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (int64) and unique values (object array) in first-seen order.
-
-    ``dict.fromkeys`` keeps first-seen order and a ``map`` over a dict lookup
-    codes the values, both loops in C (2.5x a Python generator).
-    """
-    if not isinstance(values, (list, tuple)):
-        values = list(values)
-    unique = list(dict.fromkeys(values))
-    lookup = dict(zip(unique, range(len(unique))))
-    codes = np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
-    uniques = np.empty(len(unique), dtype=object)
-    uniques[:] = unique
-    return codes, uniques
+from evalkit.ids import factorize
 
 
 def arrow_to_numpy(array, dtype) -> np.ndarray:
@@ -36,16 +22,6 @@ def arrow_to_numpy(array, dtype) -> np.ndarray:
     buffer = array.buffers()[1]
     itemsize = np.dtype(dtype).itemsize
     return np.frombuffer(buffer, dtype=dtype, count=len(array), offset=array.offset * itemsize).copy()
-
-
-def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
-    """For each value, its index in the unique array ``universe``; -1 when absent.
-
-    A dict lookup: for 500,000 run ids against 200,000 judged ids it takes
-    0.15 s, less than converting both to pyarrow (which also imports pandas).
-    """
-    index = dict(zip(universe.tolist(), range(len(universe))))
-    return np.fromiter(map(index.get, values.tolist(), itertools.repeat(-1)), dtype=np.int64, count=len(values))
 
 
 @dataclass(frozen=True)

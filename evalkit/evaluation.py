@@ -20,7 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from evalkit.data import Qrels, Run, positions_in
+from evalkit.data import Qrels, Run
+from evalkit.ids import positions_in
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.metrics import parse_metric
 from evalkit.metrics.base import Judged, Metric, counts_at_level

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalkit.data import Qrels, Run, positions_in
+from evalkit.data import Qrels, Run
+from evalkit.ids import positions_in
 from evalkit.evaluation import Evaluation, evaluate
 
 

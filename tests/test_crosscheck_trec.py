@@ -163,7 +163,7 @@ def test_fast_paths_equal_reference_paths():
     """Tie-only reordering == full lexsort; pyarrow hash join == dict lookup; arrow reader == Python reader."""
     import sys
 
-    from evalkit.data import positions_in
+    from evalkit.ids import positions_in
     from evalkit.ranking import doc_descending_key, rank_run
 
     rng = np.random.default_rng(3)

@@ -22,6 +22,7 @@ import numpy as np
 
 from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
+from evalkit.ids import factorize_arrow
 from evalkit.textio import LoadedFile
 
 FAST_PATH_BYTES = 1 << 18
@@ -144,7 +145,7 @@ class Whitespace:
 
 
 def _python_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int, what: str) -> Whitespace:
-    from evalkit.data import factorize
+    from evalkit.ids import factorize
 
     label = loaded.label
     columns: list[list[bytes]] = [[] for _ in keep]
@@ -242,13 +243,7 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     numbers = arrow_to_numpy(column, np.float64)
     if not np.all(np.isfinite(numbers)):
         return None
-    encoded = []
-    for i in keep:
-        strings = table.column(names[i]).combine_chunks().dictionary_encode()
-        codes = arrow_to_numpy(strings.indices, np.int32).astype(np.int64)
-        uniques = np.empty(len(strings.dictionary), dtype=object)
-        uniques[:] = strings.dictionary.to_pylist()
-        encoded.append((codes, uniques))
+    encoded = [factorize_arrow(table.column(names[i])) for i in keep]
     n_extra = table.num_rows if width > n_fields else 0
     return Whitespace(encoded, numbers, n_extra, 0)
 

@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from evalkit.comparison import CompareOptions
-from evalkit.data import Qrels, positions_in
+from evalkit.data import Qrels
+from evalkit.ids import positions_in
 from evalkit.evaluation import Evaluation
 from evalkit.judgments import bounds
 from evalkit.leaderboard import Leaderboard, adjacent_tests, rank_entries

@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from evalkit.data import Qrels, Run, positions_in
+from evalkit.data import Qrels, Run
+from evalkit.ids import positions_in
 from evalkit.evaluation import Evaluation
 from evalkit.judgments import Bounds
 from evalkit.report.page_encode import Column, index_column

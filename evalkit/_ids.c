@@ -1,0 +1,324 @@
+/* evalkit._ids: hash kernels for coding string ids (the compiled half of evalkit/ids.py).
+ *
+ * factorize(chunks, codes, firsts, seed) -> n_unique
+ *     Codes of the strings of an Arrow string column, given as a list of its chunks' (int32 offsets,
+ *     data) buffers, in first-seen order, written to ``codes`` (int64, one per row); ``firsts`` (int64)
+ *     receives the row of each unique string's first occurrence.
+ * positions(values, universe, out, seed)
+ *     For each str of the list ``values``, its index in the list ``universe`` of distinct str (-1 when
+ *     absent), written to ``out`` (int64).
+ *
+ * One open-addressing table (linear probing, load <= 1/2) whose 16-byte slots keep the first 8 bytes
+ * of the id inline, so that the ids of most collections (<= 8 bytes) are compared without a second
+ * memory access; the hashes of 16 rows are computed before their slots are probed, with the slots
+ * prefetched, so that the cache misses of a table larger than the cache overlap (a hash join's batch
+ * probing). The hash is seeded per process (``seed``), so crafted ids cannot force collisions. The
+ * results do not depend on the seed. Byte-wise equality decides; the GIL is released while working.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 16
+
+typedef struct {
+    uint64_t prefix; /* the id's first 8 bytes, zero-padded */
+    uint32_t hash;   /* the hash's low 32 bits */
+    uint32_t code;   /* code + 1; 0 marks an empty slot */
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    uint64_t mask;
+    int64_t used;
+} Table;
+
+static inline uint64_t mum(uint64_t a, uint64_t b) {
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t load_prefix(const unsigned char *p, int64_t n) {
+    uint64_t w = 0;
+    memcpy(&w, p, n >= 8 ? 8 : (size_t)n);
+    return w;
+}
+
+static inline uint64_t hash_bytes(const unsigned char *p, int64_t n, uint64_t seed) {
+    uint64_t h = seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = mum(h ^ w, 0xa0761d6478bd642fULL);
+    }
+    if (i < n) h = mum(h ^ load_prefix(p + i, n - i), 0xe7037ed1a0b428dbULL);
+    return mum(h, 0x8ebc6af09c88c6e3ULL);
+}
+
+static int table_init(Table *t, int64_t expected) {
+    uint64_t cap = 1 << 10;
+    while (cap < (uint64_t)expected * 2) cap <<= 1;
+    t->slots = calloc(cap, sizeof(Slot));
+    t->mask = cap - 1;
+    t->used = 0;
+    return t->slots != NULL;
+}
+
+/* Double the table; the slots are re-placed by their stored hash bits (the table's index bits are
+ * always below 32 for a table under 2^32 slots, which 2^31 ids never exceed). */
+static int table_grow(Table *t, const uint64_t *full_hash) {
+    uint64_t cap = (t->mask + 1) * 2, mask = cap - 1;
+    Slot *slots = calloc(cap, sizeof(Slot));
+    if (slots == NULL) return 0;
+    for (uint64_t k = 0; k <= t->mask; k++) {
+        Slot s = t->slots[k];
+        if (!s.code) continue;
+        uint64_t i = full_hash[s.code - 1] & mask;
+        while (slots[i].code) i = (i + 1) & mask;
+        slots[i] = s;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = mask;
+    return 1;
+}
+
+/* Where the bytes of each code's id are: its first occurrence (factorize) or the universe's str (positions). */
+typedef struct {
+    const unsigned char **texts;
+    const int64_t *lengths;
+} Ids;
+
+static inline int64_t probe(const Table *t, const Ids *ids, const unsigned char *p, int64_t n, uint64_t h, uint64_t *slot) {
+    uint64_t prefix = load_prefix(p, n), i = h & t->mask;
+    for (;;) {
+        const Slot *s = &t->slots[i];
+        if (!s->code) {
+            *slot = i;
+            return -1;
+        }
+        if (s->hash == (uint32_t)h && s->prefix == prefix) {
+            int64_t code = s->code - 1;
+            if (ids->lengths[code] == n && (n <= 8 || memcmp(p + 8, ids->texts[code] + 8, (size_t)(n - 8)) == 0)) return code;
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* The Arrow string chunks of one column: (offsets, data) buffers, kept until released. */
+typedef struct {
+    Py_ssize_t n_chunks;
+    Py_buffer *buffers; /* 2 per chunk */
+    int64_t rows;
+} Chunks;
+
+static void chunks_release(Chunks *c) {
+    for (Py_ssize_t k = 0; k < 2 * c->n_chunks; k++)
+        if (c->buffers[k].obj) PyBuffer_Release(&c->buffers[k]);
+    free(c->buffers);
+}
+
+static int chunks_get(PyObject *list, Chunks *c) {
+    c->n_chunks = PyList_GET_SIZE(list);
+    c->rows = 0;
+    c->buffers = calloc((size_t)(2 * c->n_chunks + 1), sizeof(Py_buffer));
+    if (!c->buffers) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < c->n_chunks; k++) {
+        PyObject *pair = PyList_GET_ITEM(list, k);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "factorize: chunks must be (offsets, data) pairs");
+            return 0;
+        }
+        Py_buffer *off = &c->buffers[2 * k], *data = &c->buffers[2 * k + 1];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 0), off, PyBUF_SIMPLE) < 0) return 0;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), data, PyBUF_SIMPLE) < 0) return 0;
+        Py_ssize_t n = off->len / (Py_ssize_t)sizeof(int32_t) - 1;
+        const int32_t *o = off->buf;
+        if (n < 0 || (n > 0 && (o[0] < 0 || o[n] > data->len))) {
+            PyErr_SetString(PyExc_ValueError, "factorize: offsets beyond the data buffer");
+            return 0;
+        }
+        for (Py_ssize_t r = 0; r < n; r++)
+            if (o[r + 1] < o[r]) {
+                PyErr_SetString(PyExc_ValueError, "factorize: decreasing offsets");
+                return 0;
+            }
+        c->rows += n;
+    }
+    return 1;
+}
+
+static PyObject *factorize(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    Py_buffer codes_buf, firsts_buf;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "O!w*w*K", &PyList_Type, &list, &codes_buf, &firsts_buf, &seed)) return NULL;
+    Chunks c = {0};
+    PyObject *ret = NULL;
+    if (!chunks_get(list, &c)) goto done;
+    int64_t n = c.rows;
+    if (n >= INT32_MAX || codes_buf.len < n * (Py_ssize_t)sizeof(int64_t) || firsts_buf.len < n * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "factorize: output buffers too small (or over 2^31 rows)");
+        goto done;
+    }
+    int64_t *codes = codes_buf.buf, *firsts = firsts_buf.buf, used = -1;
+    size_t room = (size_t)(n > 0 ? n : 1);
+    const unsigned char **texts = malloc(sizeof(*texts) * room);
+    int64_t *lengths = malloc(sizeof(*lengths) * room);
+    uint64_t *full = malloc(sizeof(*full) * room);
+    Table t = {0};
+    Ids ids = {texts, lengths};
+    Py_BEGIN_ALLOW_THREADS
+    if (texts && lengths && full && table_init(&t, 1 << 12)) {
+        int64_t row0 = 0;
+        uint64_t hashes[BATCH];
+        for (Py_ssize_t k = 0; k < c.n_chunks && used != -2; k++) {
+            const int32_t *o = c.buffers[2 * k].buf;
+            const unsigned char *d = c.buffers[2 * k + 1].buf;
+            int64_t rows = c.buffers[2 * k].len / (Py_ssize_t)sizeof(int32_t) - 1;
+            for (int64_t base = 0; base < rows && used != -2; base += BATCH) {
+                int64_t m = rows - base < BATCH ? rows - base : BATCH;
+                for (int64_t j = 0; j < m; j++) {
+                    int64_t r = base + j;
+                    hashes[j] = hash_bytes(d + o[r], o[r + 1] - o[r], seed);
+                    __builtin_prefetch(&t.slots[hashes[j] & t.mask]);
+                }
+                for (int64_t j = 0; j < m; j++) {
+                    int64_t r = base + j, len = o[r + 1] - o[r];
+                    const unsigned char *p = d + o[r];
+                    uint64_t slot;
+                    int64_t code = probe(&t, &ids, p, len, hashes[j], &slot);
+                    if (code < 0) {
+                        code = t.used++;
+                        t.slots[slot] = (Slot){load_prefix(p, len), (uint32_t)hashes[j], (uint32_t)(code + 1)};
+                        texts[code] = p;
+                        lengths[code] = len;
+                        full[code] = hashes[j];
+                        firsts[code] = row0 + r;
+                        if ((uint64_t)t.used * 2 > t.mask + 1 && !table_grow(&t, full)) {
+                            used = -2;
+                            break;
+                        }
+                    }
+                    codes[row0 + r] = code;
+                }
+            }
+            row0 += rows;
+        }
+        if (used != -2) used = t.used;
+    } else {
+        used = -2;
+    }
+    Py_END_ALLOW_THREADS
+    free(t.slots);
+    free(texts);
+    free(lengths);
+    free(full);
+    if (used == -2)
+        PyErr_NoMemory();
+    else
+        ret = PyLong_FromLongLong(used);
+done:
+    chunks_release(&c);
+    PyBuffer_Release(&codes_buf);
+    PyBuffer_Release(&firsts_buf);
+    return ret;
+}
+
+/* UTF-8 texts and lengths of a list of str (borrowed from the str objects, which the list keeps). */
+static int utf8_of(PyObject *list, const unsigned char ***texts, int64_t **lengths) {
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    *texts = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
+    *lengths = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!*texts || !*lengths) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        if (!PyUnicode_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "positions: ids must be str");
+            return 0;
+        }
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(item, &size);
+        if (text == NULL) return 0;
+        (*texts)[i] = (const unsigned char *)text;
+        (*lengths)[i] = size;
+    }
+    return 1;
+}
+
+static PyObject *positions(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *values, *universe;
+    Py_buffer out;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "O!O!w*K", &PyList_Type, &values, &PyList_Type, &universe, &out, &seed)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(values), u = PyList_GET_SIZE(universe);
+    const unsigned char **vt = NULL, **ut = NULL;
+    int64_t *vl = NULL, *ul = NULL, *result = out.buf;
+    PyObject *ret = NULL;
+    Table t = {0};
+    if (out.len < n * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "positions: output buffer too small");
+    } else if (utf8_of(values, &vt, &vl) && utf8_of(universe, &ut, &ul)) {
+        int ok = table_init(&t, u);
+        Ids ids = {ut, ul};
+        Py_BEGIN_ALLOW_THREADS
+        if (ok) {
+            for (Py_ssize_t k = 0; k < u; k++) { /* the universe holds distinct ids: a repeat keeps its first index */
+                const unsigned char *p = ut[k];
+                uint64_t h = hash_bytes(p, ul[k], seed), slot;
+                if (probe(&t, &ids, p, ul[k], h, &slot) < 0) {
+                    t.slots[slot] = (Slot){load_prefix(p, ul[k]), (uint32_t)h, (uint32_t)(k + 1)};
+                    t.used++;
+                }
+            }
+            uint64_t hashes[BATCH];
+            for (Py_ssize_t base = 0; base < n; base += BATCH) {
+                Py_ssize_t m = n - base < BATCH ? n - base : BATCH;
+                for (Py_ssize_t j = 0; j < m; j++) {
+                    hashes[j] = hash_bytes(vt[base + j], vl[base + j], seed);
+                    __builtin_prefetch(&t.slots[hashes[j] & t.mask]);
+                }
+                for (Py_ssize_t j = 0; j < m; j++) {
+                    uint64_t slot;
+                    result[base + j] = probe(&t, &ids, vt[base + j], vl[base + j], hashes[j], &slot);
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (ok) {
+            ret = Py_None;
+            Py_INCREF(ret);
+        } else {
+            PyErr_NoMemory();
+        }
+    }
+    free(t.slots);
+    free(vt);
+    free(vl);
+    free(ut);
+    free(ul);
+    PyBuffer_Release(&out);
+    return ret;
+}
+
+static PyMethodDef methods[] = {
+    {"factorize", factorize, METH_VARARGS, "factorize(chunks, codes, firsts, seed) -> number of unique strings"},
+    {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._ids", "Hash kernels for coding string ids (see evalkit/ids.py).", -1, methods,
+                                   NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__ids(void) { return PyModule_Create(&module); }

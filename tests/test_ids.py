@@ -1,0 +1,67 @@
+"""evalkit.ids: the compiled kernel and the pure-Python fallback give identical codes and positions."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from evalkit import ids
+
+TRICKY = ["", "a", "a\x00", "a\x00\x00", "12345678", "123456789", "12345678X", "12345679X", "ünïcödé", "日本語の文書", "x" * 300,
+          "x" * 299 + "y", "MED-1", "MED-10", "d0", "D0", "d0 ", "\t"]
+
+
+def random_ids(rng: np.random.Generator, n: int, distinct: int) -> list[str]:
+    pool = [f"doc-{i:x}" * int(rng.integers(1, 4)) for i in range(distinct)] + TRICKY
+    return [pool[i] for i in rng.integers(0, len(pool), size=n)]
+
+
+@pytest.fixture(params=["compiled", "fallback"])
+def kernel(request, monkeypatch):
+    if request.param == "compiled" and not ids.COMPILED:
+        pytest.skip("evalkit._ids was not built (no C compiler at install time)")
+    if request.param == "fallback":
+        monkeypatch.setattr(ids, "_ids", None)
+    return request.param
+
+
+@pytest.mark.parametrize("n, distinct", [(0, 1), (1, 1), (50, 5), (20_000, 300), (200_000, 150_000)])
+def test_factorize_arrow_codes_in_first_seen_order(kernel, n, distinct):
+    values = random_ids(np.random.default_rng(n), n, distinct)
+    codes, uniques = ids.factorize_arrow(pa.array(values, type=pa.string()))
+    expected_codes, expected_uniques = ids.factorize(values)
+    assert codes.dtype == np.int64 and uniques.dtype == object
+    assert codes.tolist() == expected_codes.tolist() and uniques.tolist() == expected_uniques.tolist()
+
+
+def test_factorize_arrow_on_a_slice_and_a_fresh_seed(kernel, monkeypatch):
+    values = random_ids(np.random.default_rng(7), 5_000, 700)
+    sliced = pa.array(["skipped"] * 13 + values, type=pa.string()).slice(13)  # offsets not starting at 0
+    expected = ids.factorize(values)
+    for seed in (0, 1, 2**64 - 1):
+        monkeypatch.setattr(ids, "SEED", seed)
+        codes, uniques = ids.factorize_arrow(sliced)
+        assert codes.tolist() == expected[0].tolist() and uniques.tolist() == expected[1].tolist()
+
+
+def test_positions_in(kernel):
+    rng = np.random.default_rng(3)
+    universe = np.array(sorted(set(random_ids(rng, 3_000, 2_000))), dtype=object)
+    values = np.array(random_ids(rng, 60_000, 4_000), dtype=object)
+    index = {v: i for i, v in enumerate(universe.tolist())}
+    assert ids.positions_in(values, universe).tolist() == [index.get(v, -1) for v in values.tolist()]
+    assert ids.positions_in(values[:0], universe).tolist() == []
+    assert ids.positions_in(values[:5], universe[:0]).tolist() == [-1] * 5
+
+
+def test_positions_in_ids_that_are_not_str(kernel):
+    universe = np.array(["1", 2, "\ud800"], dtype=object)  # an int and a lone surrogate: the dict decides
+    values = np.array([2, "1", "\ud800", "2"], dtype=object)
+    assert ids.positions_in(values, universe).tolist() == [1, 0, 2, -1]
+
+
+def test_many_ids_sharing_prefixes_and_hash_bits(kernel):
+    """Ids equal in their first 8 bytes and of equal length only differ past the inline prefix."""
+    values = [f"prefix__{i:07d}" for i in range(30_000)] * 2
+    codes, uniques = ids.factorize_arrow(pa.array(values, type=pa.string()))
+    assert codes.tolist() == list(range(30_000)) * 2 and len(uniques) == 30_000
