@@ -197,3 +197,45 @@ def test_arrow_reader_equals_python_reader(tmp_path, monkeypatch):
     monkeypatch.setattr(tables, "FAST_PATH_BYTES", 1 << 40)
     slow = read_run(path)
     assert fast.to_scores() == slow.to_scores()
+
+
+@pytest.mark.parametrize("change", [
+    "none", "double space in Q0", "empty tag at a line end", "leading blank", "tab-separated", "one tab among spaces",
+    "a line without its tag", "extra fields everywhere", "a comment line", "a blank line of spaces", "carriage returns",
+])
+def test_fast_reader_reads_or_refuses_exactly_as_the_python_reader(tmp_path, monkeypatch, change):
+    """The pyarrow path converts only the id and score columns; every other column's emptiness and every line's
+    field count still decide, as the Python reader's whitespace splitting does."""
+    from evalkit.errors import InputError
+    from evalkit.formats import read_run, tables
+
+    rng = np.random.default_rng(11)
+    lines = [f"q{q} Q0 d{rng.integers(0, 10**5)} {r} {rng.random():.5f} t" for q in range(700) for r in range(60)]
+    edit = {
+        "double space in Q0": lambda ls: ls.__setitem__(100, ls[100].replace(" Q0 ", "  Q0 ")),
+        "empty tag at a line end": lambda ls: ls.__setitem__(5, ls[5] + " "),
+        "leading blank": lambda ls: ls.__setitem__(0, " " + ls[0]),
+        "tab-separated": lambda ls: ls.__init__([line.replace(" ", "\t") for line in ls]),
+        "one tab among spaces": lambda ls: ls.__setitem__(9, ls[9].replace(" Q0 ", "\tQ0 ")),
+        "a line without its tag": lambda ls: ls.__setitem__(3000, ls[3000].rsplit(" ", 1)[0]),
+        "extra fields everywhere": lambda ls: ls.__init__([line + " x y" for line in ls]),
+        "a comment line": lambda ls: ls.insert(50, "# a comment"),
+        "a blank line of spaces": lambda ls: ls.insert(70, "   "),
+        "carriage returns": lambda ls: ls.__init__([line + "\r" for line in ls]),
+    }.get(change)
+    if edit:
+        edit(lines)
+    path = tmp_path / "big.trec"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size > tables.FAST_PATH_BYTES
+
+    def outcome():
+        try:
+            run = read_run(path)
+        except InputError as exc:
+            return str(exc)
+        return run.to_scores(), run.warnings
+
+    fast = outcome()
+    monkeypatch.setattr(tables, "FAST_PATH_BYTES", 1 << 40)
+    assert fast == outcome()

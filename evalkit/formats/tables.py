@@ -187,6 +187,25 @@ def _delimiter(data: bytes) -> bytes | None:
     return delimiter
 
 
+def _first_data_line(data: bytes) -> int:
+    """The line number of the first line that is neither blank nor a comment (0 when none)."""
+    start, number = 0, 1
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        fields = data[start:end].split(None, 1)
+        if fields and not is_comment(fields):
+            return number
+        start, number = end + 1, number + 1
+    return 0
+
+
+def _has_empty_field(data: bytes, delimiter: bytes) -> bool:
+    """Whether some line has an empty field: two delimiters in a row, or one at a line's start or end."""
+    return (delimiter * 2 in data or b"\n" + delimiter in data or delimiter + b"\n" in data
+            or data.startswith(delimiter) or data.endswith(delimiter))
+
+
 def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int) -> Whitespace | None:
     """pyarrow read; ``None`` whenever the exact Python parser must decide.
 
@@ -199,7 +218,6 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     """
     try:
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.csv as pacsv
     except ImportError:
         return None
@@ -212,31 +230,26 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     width = data.count(delimiter, start, end if end >= 0 else len(data)) + 1  # fields on the first line
     if width < n_fields or (width > n_fields and not extra):
         return None
+    if _has_empty_field(data, delimiter):
+        return None
     names = [f"c{i}" for i in range(width)]
-    # the other columns are only checked for emptiness: dictionary-encoded, they cost a few distinct values per block
-    unchecked = pa.dictionary(pa.int32(), pa.binary())
-    types = {name: pa.string() if i in keep else unchecked for i, name in enumerate(names)}
+    wanted = sorted({*keep, numeric})
+    types = {names[i]: pa.string() for i in keep}
     types[names[numeric]] = pa.float64()
-    try:
+    try:  # every line is still split and must have ``width`` fields; only the wanted columns are converted
         table = pacsv.read_csv(
             pa.py_buffer(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False),
             convert_options=pacsv.ConvertOptions(
-                column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False
+                column_types=types, include_columns=[names[i] for i in wanted], null_values=[], strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, ValueError):
         return None
     if table.num_rows == 0:
         return None
-    for i, name in enumerate(names):
-        if i == numeric:
-            continue
-        chunks = table.column(name).chunks
-        values = [chunk.dictionary for chunk in chunks] if i not in keep else chunks
-        if any(len(v) and pc.min(pc.binary_length(v)).as_py() == 0 for v in values):
-            return None  # an empty field
     column = table.column(names[numeric]).combine_chunks()
     if column.null_count:
         return None
@@ -244,8 +257,8 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     if not np.all(np.isfinite(numbers)):
         return None
     encoded = [factorize_arrow(table.column(names[i])) for i in keep]
-    n_extra = table.num_rows if width > n_fields else 0
-    return Whitespace(encoded, numbers, n_extra, 0)
+    n_extra = table.num_rows if width > n_fields else 0  # every line has the first line's width
+    return Whitespace(encoded, numbers, n_extra, _first_data_line(loaded.data) if n_extra else 0)
 
 
 def read_whitespace(
