@@ -6,8 +6,8 @@
 * :func:`positions_in` -- each id's index in a unique array (a run's document
   ids among the judged ones), -1 when absent.
 
-The two large-input functions use the compiled kernel :mod:`evalkit._ids`
-(``evalkit/_ids.c``, built by ``pip install``; a hash table probed in batches
+The two large-input functions use the compiled kernels of :mod:`evalkit._native`
+(``evalkit/_native.c``, built by ``pip install``; a hash table probed in batches
 with prefetching, seeded per process against crafted collisions) and fall back
 to pyarrow's ``dictionary_encode`` and a ``dict`` where it was not built
 (:data:`COMPILED` says which). Both give identical codes: first-seen order,
@@ -22,11 +22,11 @@ from typing import Iterable
 import numpy as np
 
 try:
-    from evalkit import _ids
+    from evalkit import _native
 except ImportError:  # no C compiler at install time: the pure-Python paths below
-    _ids = None
+    _native = None
 
-COMPILED = _ids is not None
+COMPILED = _native is not None
 SEED = int.from_bytes(os.urandom(8), "little")  # per process, as Python's own str hashing
 
 
@@ -55,7 +55,7 @@ def factorize_arrow(strings) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow as pa
 
     chunks = strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]
-    if _ids is None or not pa.types.is_string(strings.type) or strings.null_count:
+    if _native is None or not pa.types.is_string(strings.type) or strings.null_count:
         encoded = (pa.chunked_array(chunks, type=strings.type).combine_chunks() if len(chunks) != 1 else chunks[0]).dictionary_encode()
         codes = _to_numpy(encoded.indices, np.int32).astype(np.int64)
         return codes, _object_array(encoded.dictionary.to_pylist())
@@ -66,7 +66,7 @@ def factorize_arrow(strings) -> tuple[np.ndarray, np.ndarray]:
         buffers.append((offsets, b"" if data is None else data))
     n = len(strings)
     codes, firsts = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    n_unique = _ids.factorize(buffers, codes, firsts, SEED)
+    n_unique = _native.factorize(buffers, codes, firsts, SEED)
     rows = pa.Array.from_buffers(pa.int64(), n_unique, [None, pa.py_buffer(firsts[:n_unique])])  # pa.array() would import pandas
     uniques = pa.chunked_array(chunks, type=strings.type).take(rows)
     return codes, _object_array(uniques.to_pylist())
@@ -79,10 +79,10 @@ def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
     0.15 s with a ``dict`` (the fallback, and the path for ids that are not all ``str``).
     """
     values_list, universe_list = values.tolist(), universe.tolist()
-    if _ids is not None:
+    if _native is not None:
         out = np.empty(len(values_list), dtype=np.int64)
         try:
-            _ids.positions(values_list, universe_list, out, SEED)
+            _native.positions(values_list, universe_list, out, SEED)
             return out
         except (TypeError, UnicodeError):  # ids of other types, lone surrogates: the dict decides
             pass

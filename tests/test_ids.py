@@ -19,9 +19,9 @@ def random_ids(rng: np.random.Generator, n: int, distinct: int) -> list[str]:
 @pytest.fixture(params=["compiled", "fallback"])
 def kernel(request, monkeypatch):
     if request.param == "compiled" and not ids.COMPILED:
-        pytest.skip("evalkit._ids was not built (no C compiler at install time)")
+        pytest.skip("evalkit._native was not built (no C compiler at install time)")
     if request.param == "fallback":
-        monkeypatch.setattr(ids, "_ids", None)
+        monkeypatch.setattr(ids, "_native", None)
     return request.param
 
 

@@ -23,6 +23,11 @@ import numpy as np
 from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
 from evalkit.ids import factorize_arrow
+
+try:
+    from evalkit import _native
+except ImportError:  # built without a C compiler: the pure-Python twin of each kernel
+    _native = None
 from evalkit.textio import LoadedFile
 
 FAST_PATH_BYTES = 1 << 18
@@ -178,13 +183,27 @@ def _without_comment_lines(data: bytes) -> bytes:
     return b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"#"))
 
 
+def _blank_profile(data: bytes) -> tuple[bool, bool, bool, bool, bool]:
+    """(has a space, has a tab, has CR/VT/FF, a space-delimited empty field, a tab-delimited empty field).
+
+    An empty field, with ``d`` the delimiter: ``dd``, or ``d`` at a line's start
+    or end. One pass in C when :mod:`evalkit._native` was built.
+    """
+    if _native is not None:
+        return _native.blank_profile(data)
+    gaps = []
+    for d in (b" ", b"\t"):
+        gaps.append(d in data and (d * 2 in data or b"\n" + d in data or d + b"\n" in data or data.startswith(d) or data.endswith(d)))
+    return b" " in data, b"\t" in data, any(c in data for c in _OTHER_SPACE), gaps[0], gaps[1]
+
+
 def _delimiter(data: bytes) -> bytes | None:
-    """Tab or space when it is the only whitespace byte besides newlines (else ``None``)."""
-    delimiter = b"\t" if b"\t" in data[:4096] else b" "
-    other = b" " if delimiter == b"\t" else b"\t"
-    if other in data or any(c in data for c in _OTHER_SPACE):
+    """Tab or space when it is the only blank byte besides newlines and no field is empty (else ``None``)."""
+    spaces, tabs, others, space_gap, tab_gap = _blank_profile(data)
+    if others or (spaces and tabs):
         return None
-    return delimiter
+    delimiter, gap = (b"\t", tab_gap) if tabs else (b" ", space_gap)
+    return None if gap else delimiter
 
 
 def _first_data_line(data: bytes) -> int:
@@ -198,12 +217,6 @@ def _first_data_line(data: bytes) -> int:
             return number
         start, number = end + 1, number + 1
     return 0
-
-
-def _has_empty_field(data: bytes, delimiter: bytes) -> bool:
-    """Whether some line has an empty field: two delimiters in a row, or one at a line's start or end."""
-    return (delimiter * 2 in data or b"\n" + delimiter in data or delimiter + b"\n" in data
-            or data.startswith(delimiter) or data.endswith(delimiter))
 
 
 def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int) -> Whitespace | None:
@@ -229,8 +242,6 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     end = data.find(b"\n", start)
     width = data.count(delimiter, start, end if end >= 0 else len(data)) + 1  # fields on the first line
     if width < n_fields or (width > n_fields and not extra):
-        return None
-    if _has_empty_field(data, delimiter):
         return None
     names = [f"c{i}" for i in range(width)]
     wanted = sorted({*keep, numeric})

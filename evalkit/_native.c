@@ -1,5 +1,7 @@
-/* evalkit._ids: hash kernels for coding string ids (the compiled half of evalkit/ids.py).
+/* evalkit._native: the compiled kernels of evalkit's readers (built by setup.py; optional, each has a
+ * pure-Python twin that gives the same results).
  *
+ * Id coding, for evalkit/ids.py:
  * factorize(chunks, codes, firsts, seed) -> n_unique
  *     Codes of the strings of an Arrow string column, given as a list of its chunks' (int32 offsets,
  *     data) buffers, in first-seen order, written to ``codes`` (int64, one per row); ``firsts`` (int64)
@@ -14,6 +16,12 @@
  * prefetched, so that the cache misses of a table larger than the cache overlap (a hash join's batch
  * probing). The hash is seeded per process (``seed``), so crafted ids cannot force collisions. The
  * results do not depend on the seed. Byte-wise equality decides; the GIL is released while working.
+ *
+ * Blank profile, for evalkit/formats/tables.py:
+ * blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)
+ *     Whether ``data`` holds a space, a tab, another ASCII blank (CR, VT, FF); and, for space and for
+ *     tab, whether a line has an empty field with it as the delimiter: two in a row, or one at the
+ *     start or end of a line. One pass over the bytes.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -312,13 +320,45 @@ static PyObject *positions(PyObject *self, PyObject *args) {
     return ret;
 }
 
+static PyObject *blank_profile(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "y*", &data)) return NULL;
+    const unsigned char *p = data.buf;
+    Py_ssize_t n = data.len;
+    unsigned char seen[256] = {0};
+    int space_gap = 0, tab_gap = 0;
+    Py_BEGIN_ALLOW_THREADS
+    unsigned char prev = '\n'; /* the data's start acts as a line start */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        seen[c] = 1;
+        if (c == ' ' || c == '\t') {
+            if (prev == c || prev == '\n') {
+                if (c == ' ') space_gap = 1; else tab_gap = 1;
+            }
+        } else if (c == '\n' && (prev == ' ' || prev == '\t')) {
+            if (prev == ' ') space_gap = 1; else tab_gap = 1;
+        }
+        prev = c;
+    }
+    if (prev == ' ') space_gap = 1;
+    if (prev == '\t') tab_gap = 1;
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return Py_BuildValue("(OOOOO)", seen[' '] ? Py_True : Py_False, seen['\t'] ? Py_True : Py_False,
+                         (seen['\r'] || seen['\v'] || seen['\f']) ? Py_True : Py_False, space_gap ? Py_True : Py_False,
+                         tab_gap ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
+    {"blank_profile", blank_profile, METH_VARARGS, "blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)"},
     {"factorize", factorize, METH_VARARGS, "factorize(chunks, codes, firsts, seed) -> number of unique strings"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._ids", "Hash kernels for coding string ids (see evalkit/ids.py).", -1, methods,
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._native", "Compiled kernels of evalkit's readers (see evalkit/_native.c).", -1, methods,
                                    NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__ids(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
