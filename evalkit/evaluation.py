@@ -80,7 +80,13 @@ def check_partial(sets: QueryMatch, run_label: str, gold_label: str) -> None:
 def judge(
     run: Run, qrels: Qrels, sets: QueryMatch, evaluated: np.ndarray, relevance_level: float = 1, depth: int | None = None
 ) -> Judged:
-    """Join the ranked run with the qrels for the gold positions ``evaluated``; ``depth`` keeps the top of each ranking."""
+    """Join the ranked run with the qrels for the gold positions ``evaluated``; ``depth`` keeps the top of each ranking.
+
+    The :class:`~evalkit.metrics.base.Judged` holds the judged rows only (a
+    5,000,000-row run with 250,000 judgments gives at most 250,000 rows): every
+    metric is a function of the judged rows, their ranks and the number
+    retrieved per query.
+    """
     n_gold = len(sets.gold)
     eval_pos = np.full(n_gold, -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
@@ -97,30 +103,24 @@ def judge(
     order = np.argsort(jkey, kind="stable")
     jkey_sorted, jg_sorted = jkey[order], jg[order]
 
-    # ranked rows of the evaluated queries
+    # the judged rows of the evaluated queries' rankings: a document with a judgment for some query
+    # first, then the (query, document) pair looked up; unjudged rows are only counted (num_ret)
     ranked = run.ranked()
     run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
-    rq = run_query_pos[ranked.qidx]
-    rkeep = rq >= 0
-    if depth is not None:
-        rkeep &= ranked.rank <= depth
-
-    def kept(values: np.ndarray) -> np.ndarray:
-        return values if every_row else values[rkeep]
-
-    every_row = bool(rkeep.all())  # the usual case: no copies of the (millions of) ranked rows
     run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
-    qpos, rank = kept(rq), kept(ranked.rank)
-    rd = run_to_qdoc[kept(ranked.didx)]
-    grade = np.full(len(qpos), np.nan)
-    lookable = (rd >= 0) & kept(ranked.first)
-    if len(jkey_sorted) and lookable.any():
-        rkey = qpos[lookable] * n_docs + rd[lookable]
+    rows = np.flatnonzero((run_to_qdoc >= 0)[ranked.didx])
+    qpos, rank = run_query_pos[ranked.qidx[rows]], ranked.rank[rows]
+    keep = (qpos >= 0) & ranked.first[rows]  # a repeated document counts at its first position only
+    if depth is not None:
+        keep &= rank <= depth
+    rows, qpos, rank = rows[keep], qpos[keep], rank[keep]
+    grade = np.full(len(rows), np.nan)
+    if len(jkey_sorted) and len(rows):
+        rkey = qpos * n_docs + run_to_qdoc[ranked.didx[rows]]
         at = np.minimum(np.searchsorted(jkey_sorted, rkey), len(jkey_sorted) - 1)
-        found = jkey_sorted[at] == rkey
-        values = np.where(found, jg_sorted[at], np.nan)
-        grade[lookable] = values
-    grade[grade < 0] = np.nan  # negative grades: unjudged (trec_eval)
+        grade = np.where(jkey_sorted[at] == rkey, jg_sorted[at], np.nan)
+    judged_row = grade >= 0  # NaN (not judged for this query) and negative grades (unjudged, trec_eval) drop out
+    qpos, rank, grade = qpos[judged_row], rank[judged_row], grade[judged_row]
 
     n_eval = len(evaluated)
     num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
@@ -137,11 +137,22 @@ def judge(
         relevance_level=relevance_level,
         num_rel=num_rel,
         num_nonrel=num_nonrel,
-        num_ret=np.bincount(qpos, minlength=n_eval).astype(np.float64),
+        num_ret=_retrieved(ranked.qidx, run_query_pos, n_eval, depth),
         in_run=in_run,
         judged_qpos=jq[positive][ideal_order],
         judged_gain=jg[positive][ideal_order],
     )
+
+
+def _retrieved(ranked_qidx: np.ndarray, run_query_pos: np.ndarray, n_eval: int, depth: int | None) -> np.ndarray:
+    """Per evaluated query: rows retrieved (repeated documents included), at most ``depth``."""
+    per_run_query = np.bincount(ranked_qidx, minlength=len(run_query_pos))
+    if depth is not None:
+        per_run_query = np.minimum(per_run_query, depth)
+    out = np.zeros(n_eval, dtype=np.float64)
+    answered = run_query_pos >= 0
+    out[run_query_pos[answered]] = per_run_query[answered]
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,14 +22,19 @@ import numpy as np
 class Judged:
     """A ranked run joined with qrels, restricted to the evaluated queries.
 
-    Row arrays are sorted by (query position, rank). Per-query arrays have
-    one entry per evaluated query, in the order of ``query_ids``.
+    The row arrays hold the **judged rows** of the rankings only: documents
+    with a grade >= 0 for their query, at their first position when repeated;
+    grouped by query, rank ascending within a query. Unjudged rows play no
+    part in any metric but through ``num_ret`` (rows retrieved, repeats
+    included), so they are not kept: a run of millions of rows gives as many
+    rows here as it has judged documents. Per-query arrays have one entry per
+    evaluated query, in the order of ``query_ids``.
     """
 
     query_ids: np.ndarray  # evaluated queries
-    qpos: np.ndarray  # per row: index into query_ids
-    rank: np.ndarray  # per row: 1-based position in the ranked list
-    grade: np.ndarray  # per row: grade, NaN when unjudged or a repeated doc
+    qpos: np.ndarray  # per judged row: index into query_ids
+    rank: np.ndarray  # per judged row: 1-based position in the ranked list
+    grade: np.ndarray  # per judged row: its grade (>= 0)
     relevance_level: float
     num_rel: np.ndarray  # per query: R, judged relevant documents
     num_nonrel: np.ndarray  # per query: N, judged non-relevant documents
@@ -61,6 +66,10 @@ class Judged:
 
     def per_query_count(self, mask: np.ndarray) -> np.ndarray:
         return np.bincount(self.qpos[mask], minlength=self.n_queries).astype(np.float64)
+
+    def retrieved_within(self, k: float | None) -> np.ndarray:
+        """Per query: rows retrieved in the top ``k`` (all retrieved without ``k``), judged or not."""
+        return self.num_ret.copy() if k is None else np.minimum(self.num_ret, float(k))
 
     def cumulative_within_query(self, flags: np.ndarray) -> np.ndarray:
         """For each row, how many rows of its query up to and including it have ``flags``."""
@@ -160,6 +169,7 @@ class Metric:
         return hash(self.label)
 
     def within_cutoff(self, judged: Judged) -> np.ndarray:
+        """Mask of the judged rows ranked within the cutoff."""
         return judged.rank <= self.k if self.k is not None else np.ones(len(judged.rank), dtype=bool)
 
     def compute(self, judged: Judged) -> np.ndarray:

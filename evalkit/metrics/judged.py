@@ -24,7 +24,7 @@ class Unjudged(Metric):
     trec = (None, "unj_")
 
     def per_query(self, judged: Judged) -> np.ndarray:
-        return judged.per_query_count(np.isnan(judged.grade) & self.within_cutoff(judged)) / self.k
+        return (judged.retrieved_within(self.k) - judged.per_query_count(self.within_cutoff(judged))) / self.k
 
 
 @register

@@ -33,7 +33,4 @@ class JudgedShare(Metric):
     params = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
-        within = self.within_cutoff(judged)
-        judged_rows = judged.per_query_count(~np.isnan(judged.grade) & within)
-        retrieved = judged.per_query_count(within)
-        return safe_divide(judged_rows, retrieved)
+        return safe_divide(judged.per_query_count(self.within_cutoff(judged)), judged.retrieved_within(self.k))
