@@ -17,6 +17,12 @@
  * probing). The hash is seeded per process (``seed``), so crafted ids cannot force collisions. The
  * results do not depend on the seed. Byte-wise equality decides; the GIL is released while working.
  *
+ * First occurrences, for evalkit/ranking.py:
+ * first_occurrences(qidx, didx, n_docs, first) -> repeats
+ *     For rows grouped by query (each query's rows contiguous; int64 query and document codes), marks in
+ *     ``first`` (uint8) the rows whose document is not repeated earlier in its query, and returns how
+ *     many are. One pass; a per-document stamp (the query code that saw it last) replaces a sort.
+ *
  * Blank profile, for evalkit/formats/tables.py:
  * blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)
  *     Whether ``data`` holds a space, a tab, another ASCII blank (CR, VT, FF); and, for space and for
@@ -351,7 +357,52 @@ static PyObject *blank_profile(PyObject *self, PyObject *args) {
                          tab_gap ? Py_True : Py_False);
 }
 
+static PyObject *first_occurrences(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer q, d, out;
+    Py_ssize_t n_docs;
+    if (!PyArg_ParseTuple(args, "y*y*nw*", &q, &d, &n_docs, &out)) return NULL;
+    Py_ssize_t n = q.len / (Py_ssize_t)sizeof(int64_t);
+    PyObject *ret = NULL;
+    if (d.len != q.len || out.len < n || n_docs < 0) {
+        PyErr_SetString(PyExc_ValueError, "first_occurrences: arrays of different lengths");
+    } else {
+        const int64_t *qidx = q.buf, *didx = d.buf;
+        unsigned char *first = out.buf;
+        int64_t *stamp = malloc(sizeof(int64_t) * (size_t)(n_docs > 0 ? n_docs : 1));
+        Py_ssize_t repeats = 0, bad = 0;
+        if (stamp) {
+            Py_BEGIN_ALLOW_THREADS
+            memset(stamp, 0xff, sizeof(int64_t) * (size_t)(n_docs > 0 ? n_docs : 1)); /* -1: not seen */
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int64_t doc = didx[i];
+                if (doc < 0 || doc >= n_docs || qidx[i] < 0) {
+                    bad = 1;
+                    break;
+                }
+                int seen = stamp[doc] == qidx[i];
+                first[i] = !seen;
+                repeats += seen;
+                stamp[doc] = qidx[i];
+            }
+            Py_END_ALLOW_THREADS
+            free(stamp);
+            if (bad)
+                PyErr_SetString(PyExc_ValueError, "first_occurrences: a code out of range");
+            else
+                ret = PyLong_FromSsize_t(repeats);
+        } else {
+            PyErr_NoMemory();
+        }
+    }
+    PyBuffer_Release(&q);
+    PyBuffer_Release(&d);
+    PyBuffer_Release(&out);
+    return ret;
+}
+
 static PyMethodDef methods[] = {
+    {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"blank_profile", blank_profile, METH_VARARGS, "blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)"},
     {"factorize", factorize, METH_VARARGS, "factorize(chunks, codes, firsts, seed) -> number of unique strings"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},

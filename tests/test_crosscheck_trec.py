@@ -240,23 +240,3 @@ def test_fast_reader_reads_or_refuses_exactly_as_the_python_reader(tmp_path, mon
     monkeypatch.setattr(tables, "FAST_PATH_BYTES", 1 << 40)
     assert fast == outcome()
 
-
-def test_blank_profile_twins_agree():
-    """The one-pass C scan of blanks (evalkit._native) and its pure-Python twin give the same profile."""
-    from evalkit.formats import tables
-
-    if tables._native is None:
-        pytest.skip("evalkit._native was not built (no C compiler at install time)")
-    rng = np.random.default_rng(2)
-    alphabet = np.frombuffer(b"  \t\n\r\x0b\x0cab#", dtype=np.uint8)
-    samples = [b"", b" ", b"\t", b"a b\n", b"a  b\n", b"a b \n", b"\ta\tb", b"a\tb\t", b"a\n b", b"a b\nc\td"]
-    samples += [alphabet[rng.integers(0, len(alphabet), size=int(rng.integers(1, 12)))].tobytes() for _ in range(3000)]
-    native = tables._native
-    try:
-        for data in samples:
-            compiled = native.blank_profile(data)
-            tables._native = None
-            assert tables._blank_profile(data) == compiled, data
-            tables._native = native
-    finally:
-        tables._native = native

@@ -1,0 +1,44 @@
+"""The compiled kernels of evalkit._native and their pure-Python twins give the same results.
+
+(The id kernels are tested in tests/test_ids.py on both paths.)"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalkit import ranking
+from evalkit.formats import tables
+
+needs_native = pytest.mark.skipif(ranking._native is None, reason="evalkit._native was not built (no C compiler at install time)")
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(6))
+def test_first_occurrences_twins_agree(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 40, size=300)
+    qidx = np.repeat(np.arange(len(lengths)), lengths)
+    didx = rng.integers(0, [5, 50, 1000, 10**6, 30, 200][seed], size=len(qidx))
+    rank = ranking.group_positions(qidx)
+    compiled = ranking._first_occurrences(qidx, didx, rank, int(didx.max()) + 1)
+    monkeypatch.setattr(ranking, "_native", None)
+    assert np.array_equal(ranking._first_occurrences(qidx, didx, rank, int(didx.max()) + 1), compiled)
+    assert compiled.dtype == bool and (seed == 3 or not compiled.all())  # repeats present but in the sparsest case
+
+
+@needs_native
+def test_blank_profile_twins_agree():
+    """The one-pass C scan of blanks (evalkit._native) and its pure-Python twin give the same profile."""
+    rng = np.random.default_rng(2)
+    alphabet = np.frombuffer(b"  \t\n\r\x0b\x0cab#", dtype=np.uint8)
+    samples = [b"", b" ", b"\t", b"a b\n", b"a  b\n", b"a b \n", b"\ta\tb", b"a\tb\t", b"a\n b", b"a b\nc\td"]
+    samples += [alphabet[rng.integers(0, len(alphabet), size=int(rng.integers(1, 12)))].tobytes() for _ in range(3000)]
+    native = tables._native
+    try:
+        for data in samples:
+            compiled = native.blank_profile(data)
+            tables._native = None
+            assert tables._blank_profile(data) == compiled, data
+            tables._native = native
+    finally:
+        tables._native = native
