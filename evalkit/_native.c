@@ -2,10 +2,10 @@
  * pure-Python twin that gives the same results).
  *
  * Id coding, for evalkit/ids.py:
- * factorize(chunks, codes, firsts, seed) -> n_unique
- *     Codes of the strings of an Arrow string column, given as a list of its chunks' (int32 offsets,
- *     data) buffers, in first-seen order, written to ``codes`` (int64, one per row); ``firsts`` (int64)
- *     receives the row of each unique string's first occurrence.
+ * factorize(chunks, codes, seed) -> uniques
+ *     Codes of the UTF-8 strings of an Arrow string column, given as a list of its chunks' (int32
+ *     offsets, data) buffers, in first-seen order, written to ``codes`` (int64, one per row); returns
+ *     the list of the unique strings as str, in code order.
  * positions(values, universe, out, seed)
  *     For each str of the list ``values``, its index in the list ``universe`` of distinct str (-1 when
  *     absent), written to ``out`` (int64).
@@ -171,18 +171,18 @@ static int chunks_get(PyObject *list, Chunks *c) {
 static PyObject *factorize(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *list;
-    Py_buffer codes_buf, firsts_buf;
+    Py_buffer codes_buf;
     unsigned long long seed;
-    if (!PyArg_ParseTuple(args, "O!w*w*K", &PyList_Type, &list, &codes_buf, &firsts_buf, &seed)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!w*K", &PyList_Type, &list, &codes_buf, &seed)) return NULL;
     Chunks c = {0};
     PyObject *ret = NULL;
     if (!chunks_get(list, &c)) goto done;
     int64_t n = c.rows;
-    if (n >= INT32_MAX || codes_buf.len < n * (Py_ssize_t)sizeof(int64_t) || firsts_buf.len < n * (Py_ssize_t)sizeof(int64_t)) {
+    if (n >= INT32_MAX || codes_buf.len < n * (Py_ssize_t)sizeof(int64_t)) {
         PyErr_SetString(PyExc_ValueError, "factorize: output buffers too small (or over 2^31 rows)");
         goto done;
     }
-    int64_t *codes = codes_buf.buf, *firsts = firsts_buf.buf, used = -1;
+    int64_t *codes = codes_buf.buf, used = -1;
     size_t room = (size_t)(n > 0 ? n : 1);
     const unsigned char **texts = malloc(sizeof(*texts) * room);
     int64_t *lengths = malloc(sizeof(*lengths) * room);
@@ -215,7 +215,6 @@ static PyObject *factorize(PyObject *self, PyObject *args) {
                         texts[code] = p;
                         lengths[code] = len;
                         full[code] = hashes[j];
-                        firsts[code] = row0 + r;
                         if ((uint64_t)t.used * 2 > t.mask + 1 && !table_grow(&t, full)) {
                             used = -2;
                             break;
@@ -231,18 +230,25 @@ static PyObject *factorize(PyObject *self, PyObject *args) {
         used = -2;
     }
     Py_END_ALLOW_THREADS
+    if (used == -2) {
+        PyErr_NoMemory();
+    } else if ((ret = PyList_New(used)) != NULL) { /* the unique ids as str, in code order */
+        for (int64_t code = 0; code < used; code++) {
+            PyObject *text = PyUnicode_DecodeUTF8((const char *)texts[code], lengths[code], "strict");
+            if (text == NULL) {
+                Py_CLEAR(ret);
+                break;
+            }
+            PyList_SET_ITEM(ret, code, text);
+        }
+    }
     free(t.slots);
     free(texts);
     free(lengths);
     free(full);
-    if (used == -2)
-        PyErr_NoMemory();
-    else
-        ret = PyLong_FromLongLong(used);
 done:
     chunks_release(&c);
     PyBuffer_Release(&codes_buf);
-    PyBuffer_Release(&firsts_buf);
     return ret;
 }
 
@@ -404,7 +410,7 @@ static PyObject *first_occurrences(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"blank_profile", blank_profile, METH_VARARGS, "blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)"},
-    {"factorize", factorize, METH_VARARGS, "factorize(chunks, codes, firsts, seed) -> number of unique strings"},
+    {"factorize", factorize, METH_VARARGS, "factorize(chunks, codes, seed) -> list of the unique strings"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},
 };

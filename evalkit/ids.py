@@ -64,12 +64,8 @@ def factorize_arrow(strings) -> tuple[np.ndarray, np.ndarray]:
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk) + 1, offset=chunk.offset * 4)
         data = chunk.buffers()[2]
         buffers.append((offsets, b"" if data is None else data))
-    n = len(strings)
-    codes, firsts = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    n_unique = _native.factorize(buffers, codes, firsts, SEED)
-    rows = pa.Array.from_buffers(pa.int64(), n_unique, [None, pa.py_buffer(firsts[:n_unique])])  # pa.array() would import pandas
-    uniques = pa.chunked_array(chunks, type=strings.type).take(rows)
-    return codes, _object_array(uniques.to_pylist())
+    codes = np.empty(len(strings), dtype=np.int64)
+    return codes, _object_array(_native.factorize(buffers, codes, SEED))
 
 
 def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:

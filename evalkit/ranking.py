@@ -41,7 +41,8 @@ class RankedRun:
 
     def duplicated_queries(self) -> np.ndarray:
         """Codes of queries whose list names some document more than once."""
-        return np.unique(self.qidx[~self.first])
+        repeated = self.qidx[~self.first]  # rows are grouped by query code, ascending
+        return repeated[np.r_[True, repeated[1:] != repeated[:-1]]] if len(repeated) else repeated
 
 
 def doc_descending_key(doc_ids: np.ndarray) -> np.ndarray:
