@@ -10,9 +10,10 @@
  *     For each str of the list ``values``, its index in the list ``universe`` of distinct str (-1 when
  *     absent), written to ``out`` (int64).
  *
- * One open-addressing table (linear probing, load <= 1/2) whose 16-byte slots keep the first 8 bytes
- * of the id inline, so that the ids of most collections (<= 8 bytes) are compared without a second
- * memory access; the hashes of 16 rows are computed before their slots are probed, with the slots
+ * One open-addressing table (linear probing, load <= 1/2) whose 24-byte slots keep the id's length
+ * and first 16 bytes inline, so that the ids of most collections (<= 16 bytes) are compared without
+ * a second memory access; a row equal to the row before takes its code unhashed (a run's query ids);
+ * the hashes of 16 rows are computed before their slots are probed, with the slots
  * prefetched, so that the cache misses of a table larger than the cache overlap (a hash join's batch
  * probing). The hash is seeded per process (``seed``), so crafted ids cannot force collisions. The
  * results do not depend on the seed. Byte-wise equality decides; the GIL is released while working.
@@ -38,9 +39,9 @@
 #define BATCH 16
 
 typedef struct {
-    uint64_t prefix; /* the id's first 8 bytes, zero-padded */
-    uint32_t hash;   /* the hash's low 32 bits */
-    uint32_t code;   /* code + 1; 0 marks an empty slot */
+    uint64_t head[2]; /* the id's first 16 bytes, zero-padded */
+    uint32_t length;  /* the id's length in bytes (ids of 2^32 bytes and more are refused) */
+    uint32_t code;    /* code + 1; 0 marks an empty slot */
 } Slot;
 
 typedef struct {
@@ -58,6 +59,12 @@ static inline uint64_t load_prefix(const unsigned char *p, int64_t n) {
     uint64_t w = 0;
     memcpy(&w, p, n >= 8 ? 8 : (size_t)n);
     return w;
+}
+
+/* A slot for the id at p/n (its head, length and code + 1). */
+static inline Slot make_slot(const unsigned char *p, int64_t n, int64_t code) {
+    Slot s = {{load_prefix(p, n), n > 8 ? load_prefix(p + 8, n - 8) : 0}, (uint32_t)n, (uint32_t)(code + 1)};
+    return s;
 }
 
 static inline uint64_t hash_bytes(const unsigned char *p, int64_t n, uint64_t seed) {
@@ -107,16 +114,16 @@ typedef struct {
 } Ids;
 
 static inline int64_t probe(const Table *t, const Ids *ids, const unsigned char *p, int64_t n, uint64_t h, uint64_t *slot) {
-    uint64_t prefix = load_prefix(p, n), i = h & t->mask;
+    uint64_t head0 = load_prefix(p, n), head1 = n > 8 ? load_prefix(p + 8, n - 8) : 0, i = h & t->mask;
     for (;;) {
         const Slot *s = &t->slots[i];
         if (!s->code) {
             *slot = i;
             return -1;
         }
-        if (s->hash == (uint32_t)h && s->prefix == prefix) {
-            int64_t code = s->code - 1;
-            if (ids->lengths[code] == n && (n <= 8 || memcmp(p + 8, ids->texts[code] + 8, (size_t)(n - 8)) == 0)) return code;
+        if (s->head[0] == head0 && s->head[1] == head1 && s->length == (uint32_t)n) {
+            int64_t code = s->code - 1; /* ids of <= 16 bytes are equal here; longer ones compare their tails */
+            if (n <= 16 || memcmp(p + 16, ids->texts[code] + 16, (size_t)(n - 16)) == 0) return code;
         }
         i = (i + 1) & t->mask;
     }
@@ -191,8 +198,10 @@ static PyObject *factorize(PyObject *self, PyObject *args) {
     Ids ids = {texts, lengths};
     Py_BEGIN_ALLOW_THREADS
     if (texts && lengths && full && table_init(&t, 1 << 12)) {
-        int64_t row0 = 0;
+        int64_t row0 = 0, prev_len = -1;
+        const unsigned char *prev = NULL;
         uint64_t hashes[BATCH];
+        unsigned char same[BATCH];
         for (Py_ssize_t k = 0; k < c.n_chunks && used != -2; k++) {
             const int32_t *o = c.buffers[2 * k].buf;
             const unsigned char *d = c.buffers[2 * k + 1].buf;
@@ -200,18 +209,28 @@ static PyObject *factorize(PyObject *self, PyObject *args) {
             for (int64_t base = 0; base < rows && used != -2; base += BATCH) {
                 int64_t m = rows - base < BATCH ? rows - base : BATCH;
                 for (int64_t j = 0; j < m; j++) {
-                    int64_t r = base + j;
-                    hashes[j] = hash_bytes(d + o[r], o[r + 1] - o[r], seed);
+                    int64_t r = base + j, len = o[r + 1] - o[r];
+                    const unsigned char *p = d + o[r];
+                    /* a run repeats its query id row after row: equal to the row before, no hashing */
+                    same[j] = len == prev_len && (p == prev || memcmp(p, prev, (size_t)len) == 0);
+                    prev = p;
+                    prev_len = len;
+                    if (same[j]) continue;
+                    hashes[j] = hash_bytes(p, len, seed);
                     __builtin_prefetch(&t.slots[hashes[j] & t.mask]);
                 }
                 for (int64_t j = 0; j < m; j++) {
                     int64_t r = base + j, len = o[r + 1] - o[r];
                     const unsigned char *p = d + o[r];
+                    if (same[j]) {
+                        codes[row0 + r] = codes[row0 + r - 1];
+                        continue;
+                    }
                     uint64_t slot;
                     int64_t code = probe(&t, &ids, p, len, hashes[j], &slot);
                     if (code < 0) {
                         code = t.used++;
-                        t.slots[slot] = (Slot){load_prefix(p, len), (uint32_t)hashes[j], (uint32_t)(code + 1)};
+                        t.slots[slot] = make_slot(p, len, code);
                         texts[code] = p;
                         lengths[code] = len;
                         full[code] = hashes[j];
@@ -270,6 +289,10 @@ static int utf8_of(PyObject *list, const unsigned char ***texts, int64_t **lengt
         Py_ssize_t size;
         const char *text = PyUnicode_AsUTF8AndSize(item, &size);
         if (text == NULL) return 0;
+        if ((uint64_t)size >= UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "positions: an id of 4 GB or more");
+            return 0;
+        }
         (*texts)[i] = (const unsigned char *)text;
         (*lengths)[i] = size;
     }
@@ -298,7 +321,7 @@ static PyObject *positions(PyObject *self, PyObject *args) {
                 const unsigned char *p = ut[k];
                 uint64_t h = hash_bytes(p, ul[k], seed), slot;
                 if (probe(&t, &ids, p, ul[k], h, &slot) < 0) {
-                    t.slots[slot] = (Slot){load_prefix(p, ul[k]), (uint32_t)h, (uint32_t)(k + 1)};
+                    t.slots[slot] = make_slot(p, ul[k], k);
                     t.used++;
                 }
             }
@@ -332,35 +355,81 @@ static PyObject *positions(PyObject *self, PyObject *args) {
     return ret;
 }
 
+typedef struct {
+    int spaces, tabs, others, space_gap, tab_gap;
+} BlankProfile;
+
+/* Bytes i0..n-1 of p, one at a time, after ``prev`` (the byte before i0, '\n' at the data's start). */
+static void blank_tail(const unsigned char *p, Py_ssize_t i0, Py_ssize_t n, unsigned char prev, BlankProfile *b) {
+    for (Py_ssize_t i = i0; i < n; i++) {
+        unsigned char c = p[i];
+        if (c == ' ' || c == '\t') {
+            if (c == ' ') b->spaces = 1; else b->tabs = 1;
+            if (prev == c || prev == '\n') {
+                if (c == ' ') b->space_gap = 1; else b->tab_gap = 1;
+            }
+        } else if (c == '\n' && (prev == ' ' || prev == '\t')) {
+            if (prev == ' ') b->space_gap = 1; else b->tab_gap = 1;
+        } else if (c == '\r' || c == '\v' || c == '\f') {
+            b->others = 1;
+        }
+        prev = c;
+    }
+    if (prev == ' ') b->space_gap = 1;
+    if (prev == '\t') b->tab_gap = 1;
+}
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+/* 16 bytes at a time: one bit per byte for space, tab, newline and the other blanks; a gap is a
+ * delimiter whose previous byte (the bit below, carried across blocks) is the same delimiter or a
+ * newline, or a newline after a delimiter. Returns how many bytes it covered. */
+static Py_ssize_t blank_blocks(const unsigned char *p, Py_ssize_t n, BlankProfile *b) {
+    const __m128i sp_v = _mm_set1_epi8(' '), tb_v = _mm_set1_epi8('\t'), nl_v = _mm_set1_epi8('\n');
+    const __m128i cr_v = _mm_set1_epi8('\r'), vt_v = _mm_set1_epi8('\v'), ff_v = _mm_set1_epi8('\f');
+    unsigned seen_sp = 0, seen_tb = 0, seen_ot = 0, gap_sp = 0, gap_tb = 0, c_sp = 0, c_tb = 0, c_nl = 1;
+    Py_ssize_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp_v));
+        unsigned tb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, tb_v));
+        unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl_v));
+        seen_ot |= (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, cr_v), _mm_cmpeq_epi8(v, vt_v)),
+                                                            _mm_cmpeq_epi8(v, ff_v)));
+        unsigned prev_sp = (sp << 1) | c_sp, prev_tb = (tb << 1) | c_tb, prev_nl = (nl << 1) | c_nl;
+        gap_sp |= (sp & (prev_sp | prev_nl)) | (nl & prev_sp);
+        gap_tb |= (tb & (prev_tb | prev_nl)) | (nl & prev_tb);
+        seen_sp |= sp;
+        seen_tb |= tb;
+        c_sp = sp >> 15;
+        c_tb = tb >> 15;
+        c_nl = nl >> 15;
+    }
+    b->spaces |= seen_sp != 0;
+    b->tabs |= seen_tb != 0;
+    b->others |= seen_ot != 0;
+    b->space_gap |= (gap_sp & 0xffff) != 0;
+    b->tab_gap |= (gap_tb & 0xffff) != 0;
+    return i;
+}
+#endif
+
 static PyObject *blank_profile(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer data;
     if (!PyArg_ParseTuple(args, "y*", &data)) return NULL;
     const unsigned char *p = data.buf;
-    Py_ssize_t n = data.len;
-    unsigned char seen[256] = {0};
-    int space_gap = 0, tab_gap = 0;
+    Py_ssize_t n = data.len, done = 0;
+    BlankProfile b = {0, 0, 0, 0, 0};
     Py_BEGIN_ALLOW_THREADS
-    unsigned char prev = '\n'; /* the data's start acts as a line start */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        seen[c] = 1;
-        if (c == ' ' || c == '\t') {
-            if (prev == c || prev == '\n') {
-                if (c == ' ') space_gap = 1; else tab_gap = 1;
-            }
-        } else if (c == '\n' && (prev == ' ' || prev == '\t')) {
-            if (prev == ' ') space_gap = 1; else tab_gap = 1;
-        }
-        prev = c;
-    }
-    if (prev == ' ') space_gap = 1;
-    if (prev == '\t') tab_gap = 1;
+#ifdef __SSE2__
+    done = blank_blocks(p, n, &b);
+#endif
+    blank_tail(p, done, n, done > 0 ? p[done - 1] : '\n', &b);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&data);
-    return Py_BuildValue("(OOOOO)", seen[' '] ? Py_True : Py_False, seen['\t'] ? Py_True : Py_False,
-                         (seen['\r'] || seen['\v'] || seen['\f']) ? Py_True : Py_False, space_gap ? Py_True : Py_False,
-                         tab_gap ? Py_True : Py_False);
+    return Py_BuildValue("(OOOOO)", b.spaces ? Py_True : Py_False, b.tabs ? Py_True : Py_False, b.others ? Py_True : Py_False,
+                         b.space_gap ? Py_True : Py_False, b.tab_gap ? Py_True : Py_False);
 }
 
 static PyObject *first_occurrences(PyObject *self, PyObject *args) {

@@ -33,6 +33,10 @@ def test_blank_profile_twins_agree():
     alphabet = np.frombuffer(b"  \t\n\r\x0b\x0cab#", dtype=np.uint8)
     samples = [b"", b" ", b"\t", b"a b\n", b"a  b\n", b"a b \n", b"\ta\tb", b"a\tb\t", b"a\n b", b"a b\nc\td"]
     samples += [alphabet[rng.integers(0, len(alphabet), size=int(rng.integers(1, 12)))].tobytes() for _ in range(3000)]
+    # longer lines, mostly letters, so that a gap or a rare blank falls anywhere in or across 16-byte blocks
+    sparse = np.frombuffer(b"a" * 40 + b" " * 6 + b"\n" * 3 + b"\t\r\x0b\x0c", dtype=np.uint8)
+    samples += [sparse[rng.integers(0, len(sparse), size=int(rng.integers(14, 90)))].tobytes() for _ in range(6000)]
+    samples += [b"ab cd ef\n" * k + tail for k in (1, 2, 3, 7) for tail in (b"", b" ", b"x ", b"\t", b"x\n y", b"x  y", b"x\r")]
     native = tables._native
     try:
         for data in samples:
