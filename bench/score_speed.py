@@ -102,6 +102,11 @@ def main() -> None:
     args = parser.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    # the peers run from installed packages, byte-compiled by pip; an editable evalkit has no .pyc until it is
+    # first imported, and never where PYTHONDONTWRITEBYTECODE is set (as on this project's machines): compile it
+    # once, as an install would, so that no process is charged for compiling evalkit's source
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "evalkit")], check=True, env=env, capture_output=True)
 
     for size in args.sizes:
         run, qrels = make_data(args.data, size)

@@ -264,7 +264,7 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     column = table.column(names[numeric]).combine_chunks()
     if column.null_count:
         return None
-    numbers = arrow_to_numpy(column, np.float64)
+    numbers = arrow_to_numpy(column, np.float64, copy=False)  # read-only, as a Run's arrays are
     if not np.all(np.isfinite(numbers)):
         return None
     encoded = [factorize_arrow(table.column(names[i])) for i in keep]
