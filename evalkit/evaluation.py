@@ -25,6 +25,7 @@ from evalkit.ids import positions_in
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.metrics import parse_metric
 from evalkit.metrics.base import Judged, Metric, counts_at_level
+from evalkit.ranking import RankedRun
 
 MISSING_POLICIES = {
     "zero": "gold queries missing from the run score 0",
@@ -137,16 +138,16 @@ def judge(
         relevance_level=relevance_level,
         num_rel=num_rel,
         num_nonrel=num_nonrel,
-        num_ret=_retrieved(ranked.qidx, run_query_pos, n_eval, depth),
+        num_ret=_retrieved(ranked, run_query_pos, n_eval, depth),
         in_run=in_run,
         judged_qpos=jq[positive][ideal_order],
         judged_gain=jg[positive][ideal_order],
     )
 
 
-def _retrieved(ranked_qidx: np.ndarray, run_query_pos: np.ndarray, n_eval: int, depth: int | None) -> np.ndarray:
+def _retrieved(ranked: RankedRun, run_query_pos: np.ndarray, n_eval: int, depth: int | None) -> np.ndarray:
     """Per evaluated query: rows retrieved (repeated documents included), at most ``depth``."""
-    per_run_query = np.bincount(ranked_qidx, minlength=len(run_query_pos))
+    per_run_query = ranked.rows_per_query(len(run_query_pos))
     if depth is not None:
         per_run_query = np.minimum(per_run_query, depth)
     out = np.zeros(n_eval, dtype=np.float64)

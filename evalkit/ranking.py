@@ -38,6 +38,13 @@ class RankedRun:
     labels: np.ndarray | None
     first: np.ndarray  # False for a repeated (query, doc) after its first position
     row: np.ndarray  # index of each ranked row in the source run
+    starts: np.ndarray  # the first row of each query
+
+    def rows_per_query(self, n_queries: int) -> np.ndarray:
+        """Rows retrieved per query code (repeated documents included); 0 for a query without rows."""
+        out = np.zeros(n_queries, dtype=np.int64)
+        out[self.qidx[self.starts]] = np.diff(np.append(self.starts, len(self.qidx)))
+        return out
 
     def duplicated_queries(self) -> np.ndarray:
         """Codes of queries whose list names some document more than once."""
@@ -80,14 +87,27 @@ def _tie_moves(ties: np.ndarray, didx: np.ndarray, doc_ids: np.ndarray) -> tuple
     return rows, rows[np.lexsort((-ascending.ravel(), block))]
 
 
-def group_positions(sorted_qidx: np.ndarray) -> np.ndarray:
-    """1-based position of each row within its (contiguous) query group."""
-    n = len(sorted_qidx)
-    if n == 0:
+def group_starts(sorted_qidx: np.ndarray) -> np.ndarray:
+    """The first row of each (contiguous) query group."""
+    if len(sorted_qidx) == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, sorted_qidx[1:] != sorted_qidx[:-1]])
-    lengths = np.diff(np.r_[starts, n])
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths) + 1
+    change = np.empty(len(sorted_qidx), dtype=bool)
+    change[0] = True
+    np.not_equal(sorted_qidx[1:], sorted_qidx[:-1], out=change[1:])
+    return np.flatnonzero(change)
+
+
+def group_positions(sorted_qidx: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
+    """1-based position of each row within its (contiguous) query group (``starts``: :func:`group_starts`, if known).
+
+    A running sum of ones that drops back to 1 at each group start: one array, two passes.
+    """
+    n = len(sorted_qidx)
+    starts = group_starts(sorted_qidx) if starts is None else starts
+    position = np.ones(n, dtype=np.int64)
+    if len(starts) > 1:
+        position[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(position, out=position)
 
 
 def _has_repeats(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray) -> bool:
@@ -166,7 +186,8 @@ def rank_run(run) -> RankedRun:
         return view
 
     sq, sd = reordered(qidx, constant_in_ties=True), reordered(didx)
-    rank = group_positions(sq)
+    starts = group_starts(sq)
+    rank = group_positions(sq, starts)
     rows = np.arange(len(qidx)) if order is None else order
     if moves is not None:
         rows[moves[0]] = moves[1]
@@ -178,4 +199,5 @@ def rank_run(run) -> RankedRun:
         labels=reordered(run.labels),
         first=_first_occurrences(sq, sd, rank, len(run.doc_ids)),
         row=rows,
+        starts=starts,
     )
