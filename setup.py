@@ -58,7 +58,10 @@ setup(
     include_package_data=True,
     # evalkit._native: the compiled kernels of the readers (coding millions of run ids 4x faster than pyarrow, one-pass
     # blank checks); optional: without a C compiler the install goes on and evalkit uses its pure-Python twins
-    ext_modules=[Extension("evalkit._native", ["evalkit/_native.c"], extra_compile_args=["-O2"], optional=True)],
+    ext_modules=[Extension(
+        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "scan")],
+        depends=["evalkit/_native_src/native.h"], extra_compile_args=["-O2"], optional=True,
+    )],
     install_requires=CORE,
     extras_require={
         "systems": SYSTEMS,

@@ -7,7 +7,7 @@
   ids among the judged ones), -1 when absent.
 
 The two large-input functions use the compiled kernels of :mod:`evalkit._native`
-(``evalkit/_native.c``, built by ``pip install``; a hash table probed in batches
+(``evalkit/_native_src/``, built by ``pip install``; a hash table probed in batches
 with prefetching, seeded per process against crafted collisions) and fall back
 to pyarrow's ``dictionary_encode`` and a ``dict`` where it was not built
 (:data:`COMPILED` says which). Both give identical codes: first-seen order,
@@ -46,26 +46,69 @@ def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     return codes, uniques
 
 
+class ArrowColumnCoder:
+    """Codes a pyarrow string column given chunk by chunk (a streamed reader's blocks), first-seen order.
+
+    ``add(chunk)`` codes one chunk; ``finish()`` gives the codes of every row
+    (int64) and the distinct values (object array of str) in code order.
+    Compiled, each chunk is coded as it comes and may be freed after (the
+    kernel keeps a copy of each distinct id), into one array of ``max_rows``
+    when the caller knows a bound; without the kernel the chunks are kept and
+    dictionary-encoded at the end.
+    """
+
+    def __init__(self, max_rows: int | None = None) -> None:
+        self._native = _native.Factorizer(SEED) if _native is not None else None
+        self._chunks: list = []
+        self._parts: list[np.ndarray] = []
+        self._codes = np.empty(max_rows, dtype=np.int64) if max_rows is not None and self._native is not None else None
+        self._rows = 0
+
+    def add(self, chunk) -> None:
+        """Code one ``string`` chunk (no nulls)."""
+        if self._native is None:
+            self._chunks.append(chunk)
+            return
+        n = len(chunk)
+        if self._codes is not None and self._rows + n <= len(self._codes):
+            codes = self._codes[self._rows: self._rows + n]
+        else:
+            codes = np.empty(n, dtype=np.int64)
+            self._parts.append(codes)
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=n + 1, offset=chunk.offset * 4)
+        data = chunk.buffers()[2]
+        self._native.add(offsets, b"" if data is None else data, codes)
+        self._rows += n
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """(codes of every row added, unique values)."""
+        if self._native is None:
+            import pyarrow as pa
+
+            chunks = self._chunks or [pa.array([], type=pa.string())]
+            column = chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, type=pa.string()).combine_chunks()
+            encoded = column.dictionary_encode()
+            return _to_numpy(encoded.indices, np.int32).astype(np.int64), _object_array(encoded.dictionary.to_pylist())
+        if self._parts:  # no bound given (or it was too small): the parts in order
+            head = [] if self._codes is None else [self._codes[: self._rows - sum(len(p) for p in self._parts)]]
+            codes = np.concatenate(head + self._parts) if len(head) + len(self._parts) > 1 else (head + self._parts)[0]
+        else:
+            codes = self._codes[: self._rows] if self._codes is not None else np.zeros(0, dtype=np.int64)
+        return codes, _object_array(self._native.uniques())
+
+
 def factorize_arrow(strings) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64) and unique values (object array of str) of a pyarrow ``string`` Array or ChunkedArray, first-seen order.
 
-    5,000,000 document ids with 500,000 distinct: 0.1 s compiled, against
+    5,000,000 document ids with 500,000 distinct: 0.25 s compiled, against
     0.45 s for ``dictionary_encode`` on this project's 2-core machine.
     """
     import pyarrow as pa
 
-    chunks = strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]
-    if _native is None or not pa.types.is_string(strings.type) or strings.null_count:
-        encoded = (pa.chunked_array(chunks, type=strings.type).combine_chunks() if len(chunks) != 1 else chunks[0]).dictionary_encode()
-        codes = _to_numpy(encoded.indices, np.int32).astype(np.int64)
-        return codes, _object_array(encoded.dictionary.to_pylist())
-    buffers = []
-    for chunk in chunks:
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk) + 1, offset=chunk.offset * 4)
-        data = chunk.buffers()[2]
-        buffers.append((offsets, b"" if data is None else data))
-    codes = np.empty(len(strings), dtype=np.int64)
-    return codes, _object_array(_native.factorize(buffers, codes, SEED))
+    coder = ArrowColumnCoder()
+    for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
+        coder.add(chunk)
+    return coder.finish()
 
 
 def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
@@ -80,7 +123,7 @@ def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
         try:
             _native.positions(values_list, universe_list, out, SEED)
             return out
-        except (TypeError, UnicodeError):  # ids of other types, lone surrogates: the dict decides
+        except (TypeError, ValueError):  # ids of other types, lone surrogates, a repeated universe id: the dict decides
             pass
     index = dict(zip(universe_list, range(len(universe_list))))
     return np.fromiter(map(index.get, values_list, itertools.repeat(-1)), dtype=np.int64, count=len(values_list))

@@ -18,7 +18,6 @@ import io
 import os
 import re
 import stat
-import threading
 import tempfile
 import zipfile
 import zlib
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
+from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
 from evalkit.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -152,26 +152,6 @@ def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str
     return bytes(out)
 
 
-class _Digest:
-    """The sha256 of large bytes, taken on a second thread (hashlib releases the GIL) while the reader parses them."""
-
-    def __init__(self, raw: bytes) -> None:
-        self._hex: str | None = None
-        self._thread = threading.Thread(target=self._run, args=(raw,), daemon=True)
-        self._thread.start()
-
-    def _run(self, raw: bytes) -> None:
-        self._hex = hashlib.sha256(raw).hexdigest()
-
-    def result(self) -> str:
-        self._thread.join()
-        assert self._hex is not None
-        return self._hex
-
-
-BACKGROUND_DIGEST_BYTES = 1 << 23  # 8 MB: below, a thread costs more than it saves
-
-
 @dataclass(frozen=True, init=False)
 class LoadedFile:
     """The decoded content of one input file.
@@ -184,7 +164,7 @@ class LoadedFile:
     data: bytes  # normalised bytes: no BOM, LF line ends, valid UTF-8
     member: str | None  # zip member name, if read from a zip
 
-    def __init__(self, path: str, data: bytes, sha256: str | _Digest, member: str | None = None) -> None:
+    def __init__(self, path: str, data: bytes, sha256: str | Digest, member: str | None = None) -> None:
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "member", member)
@@ -193,7 +173,7 @@ class LoadedFile:
     @property
     def sha256(self) -> str:
         digest = self.__dict__["_sha256"]
-        if isinstance(digest, _Digest):
+        if isinstance(digest, Digest):
             digest = digest.result()
             object.__setattr__(self, "_sha256", digest)
         return digest
@@ -327,7 +307,7 @@ def load(path: str | os.PathLike) -> LoadedFile:
     """Read a plain, gzip or single-member zip file as normalised UTF-8 bytes."""
     path = str(path)
     raw = read_input_bytes(path)
-    digest: str | _Digest = _Digest(raw) if len(raw) >= BACKGROUND_DIGEST_BYTES else hashlib.sha256(raw).hexdigest()
+    digest: str | Digest = Digest(raw) if len(raw) >= BACKGROUND_DIGEST_BYTES else hashlib.sha256(raw).hexdigest()
     member = None
     container = container_of(raw)
     if container == "gzip":

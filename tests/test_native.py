@@ -46,3 +46,28 @@ def test_blank_profile_twins_agree():
             tables._native = native
     finally:
         tables._native = native
+
+
+def test_scores_equal_without_any_compiled_kernel(tmp_path, monkeypatch):
+    """A 256 KB+ run read and scored with every kernel compiled and with none (a pure-Python install): same run, same values."""
+    from evalkit import api, ids
+
+    rng = np.random.default_rng(4)
+    lines = [f"q{q} Q0 d{rng.integers(0, 3000)} {r} {round(rng.random(), 2)} t" for q in range(400) for r in range(50)]
+    lines += ["q7 Q0 d1 99 0.5 t", "q7 Q0 d1 100 0.25 t"]  # a repeated document, ties everywhere
+    run_path, qrels_path = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run_path.write_text("\n".join(lines) + "\n")
+    qrels_path.write_text("".join(f"q{q} 0 d{d} {g}\n" for q in range(400)
+                                  for d, g in zip(rng.choice(3000, 8, replace=False), rng.integers(-1, 3, 8))))
+    assert run_path.stat().st_size > tables.FAST_PATH_BYTES
+
+    def outcome():
+        result = api.score(str(run_path), str(qrels_path), task="trec", metrics="map ndcg@10 mrr@10 recall@100 unj@10 bpref")
+        run = api.read_run(str(run_path))
+        per_query = result.task_score.evaluation.per_query
+        return result.means, {k: v.tolist() for k, v in per_query.items()}, run.to_scores(), result.warnings
+
+    compiled = outcome()
+    for module in (ids, tables, ranking):
+        monkeypatch.setattr(module, "_native", None)
+    assert outcome() == compiled

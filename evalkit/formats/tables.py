@@ -22,7 +22,7 @@ import numpy as np
 
 from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
-from evalkit.ids import factorize_arrow
+from evalkit.ids import ArrowColumnCoder
 
 try:
     from evalkit import _native
@@ -247,28 +247,41 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     wanted = sorted({*keep, numeric})
     types = {names[i]: pa.string() for i in keep}
     types[names[numeric]] = pa.float64()
-    try:  # every line is still split and must have ``width`` fields; only the wanted columns are converted
-        table = pacsv.read_csv(
-            pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types=types, include_columns=[names[i] for i in wanted], null_values=[], strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
+    options = dict(
+        read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 20),
+        parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False),
+        convert_options=pacsv.ConvertOptions(
+            column_types=types, include_columns=[names[i] for i in wanted], null_values=[], strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    # every line is still split and must have ``width`` fields; only the wanted columns are converted, block by
+    # block: each block's ids are coded and its scores copied as it comes, so one block of Arrow strings is alive
+    # at a time (memory is time: 300 MB less for a 177 MB run)
+    max_rows = len(data) // (2 * width) + 1  # a line holds >= width - 1 delimiters, width characters and a newline
+    coders = [ArrowColumnCoder(max_rows) for _ in keep]
+    numbers = np.empty(max_rows, dtype=np.float64)  # untouched pages past the last row cost nothing
+    rows = 0
+    try:
+        # the system allocator: pyarrow's default (mimalloc) hands each block fresh pages whose first touch
+        # costs 2.5x the parse's system time here (0.45 s against 0.18 s for a 177 MB run)
+        for block in pacsv.open_csv(pa.py_buffer(data), memory_pool=pa.system_memory_pool(), **options):
+            column = block.column(names[numeric])
+            if column.null_count:
+                return None
+            numbers[rows: rows + len(column)] = arrow_to_numpy(column, np.float64, copy=False)
+            for coder, i in zip(coders, keep):
+                coder.add(block.column(names[i]))
+            rows += len(column)
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, ValueError):
         return None
-    if table.num_rows == 0:
+    if rows == 0:
         return None
-    column = table.column(names[numeric]).combine_chunks()
-    if column.null_count:
-        return None
-    numbers = arrow_to_numpy(column, np.float64, copy=False)  # read-only, as a Run's arrays are
+    numbers = numbers[:rows]
     if not np.all(np.isfinite(numbers)):
         return None
-    encoded = [factorize_arrow(table.column(names[i])) for i in keep]
-    n_extra = table.num_rows if width > n_fields else 0  # every line has the first line's width
+    encoded = [coder.finish() for coder in coders]
+    n_extra = rows if width > n_fields else 0  # every line has the first line's width
     return Whitespace(encoded, numbers, n_extra, _first_data_line(loaded.data) if n_extra else 0)
 
 
