@@ -28,7 +28,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "scifact"
@@ -65,53 +64,30 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     os.environ["EVALKIT_CACHE"] = tempfile.mkdtemp(prefix="scifact-dense-")  # a fresh embedding cache: honest timings
-    from evalkit.formats.collections import read_corpus, read_queries
-    from evalkit.evaluation import evaluate
-    from evalkit.formats import read_qrels
-    from evalkit.formats.trec_run import format_trec_run
-    from evalkit.metrics import parse_metrics
-    from evalkit.registry import load_system
-    from evalkit.textio import atomic_write
+    import evalkit
+    from evalkit.pipeline import parse_config
 
     data, out = Path(args.data), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    corpus = read_corpus(data / "corpus.jsonl")
-    queries = read_queries(data / "queries.jsonl")
-    test = read_qrels(data / "qrels" / "test.tsv")
-    test_queries = queries.subset(test.relevant_docs(1))
-    options = dict(model=args.model or minilm_path(), query_prefix="", passage_prefix="",
-                   field_separator=args.field_separator, chunking=args.chunking, max_seq_length=args.max_seq_length,
-                   batch_size=64, seed=args.seed)
-    record: dict = {"mode": args.mode, "corpus_documents": len(corpus), "test_queries": len(test_queries),
-                    "threads": args.threads}
-    system = load_system("dense", **options)
     name = args.name or ("dense-minilm-zeroshot" if args.mode == "zeroshot" else "dense-minilm-finetuned")
+    options = dict(model=args.model or minilm_path(), query_prefix="", passage_prefix="", field_separator=args.field_separator,
+                   chunking=args.chunking, max_seq_length=args.max_seq_length, batch_size=64)
+    training = {}
     if args.mode == "finetune":
-        train = read_qrels(data / "qrels" / "train.tsv")
-        train_queries = queries.subset(train.relevant_docs(1))
-        system = load_system("dense", **options, lr=args.lr, epochs=args.epochs, train_batch_size=args.batch_size,
-                             n_hard_negatives=args.n_hard_negatives, remine_each_epoch=args.remine,
-                             train_max_seq_length=args.train_max_seq_length)
-        started = time.perf_counter()
-        system.fit(corpus, train_queries, train)
-        record["train_seconds"] = round(time.perf_counter() - started, 1)
-        record["train_queries"] = len(train_queries)
-        record["training_log"] = system.training_log
-        system.save(out / "minilm-finetuned")
-    started = time.perf_counter()
-    system.corpus_embeddings(corpus)  # encodes and fills the (fresh, temporary) embedding cache
-    encode_seconds = time.perf_counter() - started
-    record["corpus_encode_seconds"] = round(encode_seconds, 1)
-    record["docs_per_second"] = round(len(corpus) / encode_seconds, 1)
-    started = time.perf_counter()
-    run = system.retrieve(corpus, test_queries, k=args.depth)  # corpus vectors from the cache
-    record["retrieve_seconds"] = round(time.perf_counter() - started, 1)
-    atomic_write(out / f"{name}.trec", format_trec_run(run, tag=name, depth=args.depth), force=True)
-    scores = evaluate(run, test, parse_metrics("ndcg@10 recall@100 mrr@10"))
-    record["scores"] = {label: round(float(values.mean()), 4) for label, values in scores.per_query.items()}
-    record["options"] = system.config()["options"]
-    atomic_write(out / f"{name}.json", json.dumps(record, indent=2) + "\n", force=True)
-    print(json.dumps(record, indent=2))
+        options.update(lr=args.lr, epochs=args.epochs, train_batch_size=args.batch_size, n_hard_negatives=args.n_hard_negatives,
+                       remine_each_epoch=args.remine, train_max_seq_length=args.train_max_seq_length)
+        training = dict(train_queries=data / "queries.jsonl", train_qrels=data / "qrels" / "train.tsv")
+    # the experiment is a one-stage pipeline: evalkit run does the reading, fitting, running and timing
+    config = parse_config({"name": name, "seed": args.seed, "stages": [
+        {"name": "dense", "system": "dense", "k": args.depth, "options": options,
+         **({"save": str(out / "minilm-finetuned")} if training else {})}]})
+    result = evalkit.run_pipeline(config, data / "corpus.jsonl", data / "queries.jsonl", gold=data / "qrels" / "test.tsv", **training)
+    result.save(out / f"{name}.trec", force=True)
+    scores = evalkit.score(result.run, data / "qrels" / "test.tsv", task="trec", metrics="ndcg@10 recall@100 mrr@10")
+    record = {"mode": args.mode, "threads": args.threads, "stage_seconds": result.timings,
+              "scores": {label: round(value, 4) for label, value in scores.means.items()}, "options": config.stages[0].options}
+    (out / f"{name}.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    print(json.dumps(record, indent=2, default=str))
     return 0
 
 

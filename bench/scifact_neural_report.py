@@ -7,6 +7,11 @@ and ``bench/scifact_rerank.py``, see their ``timings.jsonl``)::
 
     python bench/scifact_neural_report.py --runs /work/artifacts/scifact --ce ce-minilm-i \
         --members ce-member-v3-0 ce-member-v3-1 ce-member-v3-2 --ensemble ce-ensemble-v3
+
+The member runs (``ce-member-v3-*``) were written by the ensemble step of
+``bench/scifact_rerank.py`` before its steps became pipelines; a pipeline
+keeps the ensemble's fused run, so rebuilding the members' rows needs one
+reranker-ensemble run per member configuration.
 """
 from __future__ import annotations
 
