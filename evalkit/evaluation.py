@@ -27,6 +27,11 @@ from evalkit.metrics import parse_metric
 from evalkit.metrics.base import Judged, Metric, counts_at_level
 from evalkit.ranking import RankedRun
 
+try:
+    from evalkit import _native
+except ImportError:  # built without a C compiler: the numpy twin in _judged_rows
+    _native = None
+
 MISSING_POLICIES = {
     "zero": "gold queries missing from the run score 0",
     "skip": "gold queries missing from the run are left out of the mean",
@@ -104,24 +109,11 @@ def judge(
     order = np.argsort(jkey, kind="stable")
     jkey_sorted, jg_sorted = jkey[order], jg[order]
 
-    # the judged rows of the evaluated queries' rankings: a document with a judgment for some query
-    # first, then the (query, document) pair looked up; unjudged rows are only counted (num_ret)
+    # the judged rows of the evaluated queries' rankings; unjudged rows are only counted (num_ret)
     ranked = run.ranked()
     run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
     run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
-    rows = np.flatnonzero((run_to_qdoc >= 0)[ranked.didx])
-    qpos, rank = run_query_pos[ranked.qidx[rows]], ranked.rank[rows]
-    keep = (qpos >= 0) & ranked.first[rows]  # a repeated document counts at its first position only
-    if depth is not None:
-        keep &= rank <= depth
-    rows, qpos, rank = rows[keep], qpos[keep], rank[keep]
-    grade = np.full(len(rows), np.nan)
-    if len(jkey_sorted) and len(rows):
-        rkey = qpos * n_docs + run_to_qdoc[ranked.didx[rows]]
-        at = np.minimum(np.searchsorted(jkey_sorted, rkey), len(jkey_sorted) - 1)
-        grade = np.where(jkey_sorted[at] == rkey, jg_sorted[at], np.nan)
-    judged_row = grade >= 0  # NaN (not judged for this query) and negative grades (unjudged, trec_eval) drop out
-    qpos, rank, grade = qpos[judged_row], rank[judged_row], grade[judged_row]
+    qpos, rank, grade = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, jg_sorted, n_docs, len(evaluated), depth)
 
     n_eval = len(evaluated)
     num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
@@ -143,6 +135,42 @@ def judge(
         judged_qpos=jq[positive][ideal_order],
         judged_gain=jg[positive][ideal_order],
     )
+
+
+def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.ndarray, jkey_sorted: np.ndarray, jg_sorted: np.ndarray,
+                 n_docs: int, n_eval: int, depth: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query position, rank, grade) of each ranked row whose document is judged (grade >= 0) for its evaluated query.
+
+    A repeated document counts at its first position only; ``depth`` keeps the
+    top of each ranking. One pass in C (:mod:`evalkit._native`, each query's few
+    judgments at hand while its rows go by); else numpy: a document judged for
+    some query first, then the (query, document) key looked up.
+    """
+    if _native is not None:
+        offsets = np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1))
+        room = len(jkey_sorted)
+        qpos, rank, grade = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.float64)
+        as64 = np.ascontiguousarray
+        count = _native.judged_rows(
+            as64(ranked.qidx, dtype=np.int64), as64(ranked.didx, dtype=np.int64), as64(ranked.rank, dtype=np.int64),
+            ranked.first.view(np.uint8), as64(run_query_pos, dtype=np.int64), (run_to_qdoc >= 0).view(np.uint8),
+            as64(run_to_qdoc, dtype=np.int64), as64(offsets, dtype=np.int64), as64(jkey_sorted % n_docs, dtype=np.int64),
+            as64(jg_sorted, dtype=np.float64), depth or 0, qpos, rank, grade,
+        )
+        return qpos[:count], rank[:count], grade[:count]
+    rows = np.flatnonzero((run_to_qdoc >= 0)[ranked.didx])
+    qpos, rank = run_query_pos[ranked.qidx[rows]], ranked.rank[rows]
+    keep = (qpos >= 0) & ranked.first[rows]
+    if depth is not None:
+        keep &= rank <= depth
+    rows, qpos, rank = rows[keep], qpos[keep], rank[keep]
+    grade = np.full(len(rows), np.nan)
+    if len(jkey_sorted) and len(rows):
+        rkey = qpos * n_docs + run_to_qdoc[ranked.didx[rows]]
+        at = np.minimum(np.searchsorted(jkey_sorted, rkey), len(jkey_sorted) - 1)
+        grade = np.where(jkey_sorted[at] == rkey, jg_sorted[at], np.nan)
+    judged_row = grade >= 0  # NaN (not judged for this query) and negative grades (unjudged, trec_eval) drop out
+    return qpos[judged_row], rank[judged_row], grade[judged_row]
 
 
 def _retrieved(ranked: RankedRun, run_query_pos: np.ndarray, n_eval: int, depth: int | None) -> np.ndarray:

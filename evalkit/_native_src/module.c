@@ -24,6 +24,10 @@
  *     ``first`` (uint8) the rows whose document is not repeated earlier in its query, and returns how
  *     many are. One pass; a per-document stamp (the query code that saw it last) replaces a sort.
  *
+ * Judged rows, for evalkit/evaluation.py:
+ * judged_rows(...) -> count
+ *     The rows of a ranked run that carry a judgment of their query, in one pass (see scan.c).
+ *
  * Blank profile, for evalkit/formats/tables.py:
  * blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)
  *     Whether ``data`` holds a space, a tab, another ASCII blank (CR, VT, FF); and, for space and for
@@ -39,6 +43,7 @@
 #include "native.h"
 
 static PyMethodDef methods[] = {
+    {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"blank_profile", blank_profile, METH_VARARGS, "blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},

@@ -7,5 +7,6 @@ extern PyTypeObject FactorizerType;                        /* ids.c */
 PyObject *positions(PyObject *self, PyObject *args);        /* ids.c */
 PyObject *blank_profile(PyObject *self, PyObject *args);    /* scan.c */
 PyObject *first_occurrences(PyObject *self, PyObject *args); /* scan.c */
+PyObject *judged_rows(PyObject *self, PyObject *args);       /* scan.c */
 
 #endif
