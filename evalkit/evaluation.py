@@ -22,15 +22,11 @@ import numpy as np
 
 from evalkit.data import Qrels, Run
 from evalkit.ids import positions_in
+from evalkit import kernels
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.metrics import parse_metric
 from evalkit.metrics.base import Judged, Metric, counts_at_level
 from evalkit.ranking import RankedRun
-
-try:
-    from evalkit import _native
-except ImportError:  # built without a C compiler: the numpy twin in _judged_rows
-    _native = None
 
 MISSING_POLICIES = {
     "zero": "gold queries missing from the run score 0",
@@ -146,12 +142,12 @@ def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.n
     judgments at hand while its rows go by); else numpy: a document judged for
     some query first, then the (query, document) key looked up.
     """
-    if _native is not None:
+    if kernels.native is not None:
         offsets = np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1))
         room = len(jkey_sorted)
         qpos, rank, grade = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.float64)
         as64 = np.ascontiguousarray
-        count = _native.judged_rows(
+        count = kernels.native.judged_rows(
             as64(ranked.qidx, dtype=np.int64), as64(ranked.didx, dtype=np.int64), as64(ranked.rank, dtype=np.int64),
             ranked.first.view(np.uint8), as64(run_query_pos, dtype=np.int64), (run_to_qdoc >= 0).view(np.uint8),
             as64(run_to_qdoc, dtype=np.int64), as64(offsets, dtype=np.int64), as64(jkey_sorted % n_docs, dtype=np.int64),

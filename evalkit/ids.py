@@ -10,7 +10,7 @@ The two large-input functions use the compiled kernels of :mod:`evalkit._native`
 (``evalkit/_native_src/``, built by ``pip install``; a hash table probed in batches
 with prefetching, seeded per process against crafted collisions) and fall back
 to pyarrow's ``dictionary_encode`` and a ``dict`` where it was not built
-(:data:`COMPILED` says which). Both give identical codes: first-seen order,
+(:data:`evalkit.kernels.COMPILED` says which). Both give identical codes: first-seen order,
 byte-wise equality.
 """
 from __future__ import annotations
@@ -21,12 +21,8 @@ from typing import Iterable
 
 import numpy as np
 
-try:
-    from evalkit import _native
-except ImportError:  # no C compiler at install time: the pure-Python paths below
-    _native = None
+from evalkit import kernels
 
-COMPILED = _native is not None
 SEED = int.from_bytes(os.urandom(8), "little")  # per process, as Python's own str hashing
 
 
@@ -41,9 +37,7 @@ def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     unique = list(dict.fromkeys(values))
     lookup = dict(zip(unique, range(len(unique))))
     codes = np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
-    uniques = np.empty(len(unique), dtype=object)
-    uniques[:] = unique
-    return codes, uniques
+    return codes, _object_array(unique)
 
 
 class ArrowColumnCoder:
@@ -58,43 +52,47 @@ class ArrowColumnCoder:
     """
 
     def __init__(self, max_rows: int | None = None) -> None:
-        self._native = _native.Factorizer(SEED) if _native is not None else None
-        self._chunks: list = []
-        self._parts: list[np.ndarray] = []
-        self._codes = np.empty(max_rows, dtype=np.int64) if max_rows is not None and self._native is not None else None
+        self._factorizer = kernels.native.Factorizer(SEED) if kernels.native is not None else None
+        self._chunks: list = []  # without the kernel: the chunks, encoded at the end
+        self._buffer = np.empty(max_rows, dtype=np.int64) if max_rows is not None and self._factorizer is not None else None
+        self._parts: list[np.ndarray] = []  # without a bound: each chunk's codes
         self._rows = 0
 
     def add(self, chunk) -> None:
         """Code one ``string`` chunk (no nulls)."""
-        if self._native is None:
+        if self._factorizer is None:
             self._chunks.append(chunk)
             return
         n = len(chunk)
-        if self._codes is not None and self._rows + n <= len(self._codes):
-            codes = self._codes[self._rows: self._rows + n]
+        if self._buffer is not None and self._rows + n > len(self._buffer):  # past the bound: parts from here on
+            self._parts.append(self._buffer[: self._rows])
+            self._buffer = None
+        if self._buffer is not None:
+            codes = self._buffer[self._rows: self._rows + n]
         else:
             codes = np.empty(n, dtype=np.int64)
             self._parts.append(codes)
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=n + 1, offset=chunk.offset * 4)
         data = chunk.buffers()[2]
-        self._native.add(offsets, b"" if data is None else data, codes)
+        self._factorizer.add(offsets, b"" if data is None else data, codes)
         self._rows += n
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """(codes of every row added, unique values)."""
-        if self._native is None:
+        if self._factorizer is None:
             import pyarrow as pa
+
+            from evalkit.data import arrow_to_numpy
 
             chunks = self._chunks or [pa.array([], type=pa.string())]
             column = chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, type=pa.string()).combine_chunks()
             encoded = column.dictionary_encode()
-            return _to_numpy(encoded.indices, np.int32).astype(np.int64), _object_array(encoded.dictionary.to_pylist())
-        if self._parts:  # no bound given (or it was too small): the parts in order
-            head = [] if self._codes is None else [self._codes[: self._rows - sum(len(p) for p in self._parts)]]
-            codes = np.concatenate(head + self._parts) if len(head) + len(self._parts) > 1 else (head + self._parts)[0]
+            return arrow_to_numpy(encoded.indices, np.int32).astype(np.int64), _object_array(encoded.dictionary.to_pylist())
+        if self._buffer is not None:
+            codes = self._buffer[: self._rows]
         else:
-            codes = self._codes[: self._rows] if self._codes is not None else np.zeros(0, dtype=np.int64)
-        return codes, _object_array(self._native.uniques())
+            codes = self._parts[0] if len(self._parts) == 1 else np.concatenate(self._parts) if self._parts else np.zeros(0, dtype=np.int64)
+        return codes, _object_array(self._factorizer.uniques())
 
 
 def factorize_arrow(strings) -> tuple[np.ndarray, np.ndarray]:
@@ -118,10 +116,10 @@ def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
     0.15 s with a ``dict`` (the fallback, and the path for ids that are not all ``str``).
     """
     values_list, universe_list = values.tolist(), universe.tolist()
-    if _native is not None:
+    if kernels.native is not None:
         out = np.empty(len(values_list), dtype=np.int64)
         try:
-            _native.positions(values_list, universe_list, out, SEED)
+            kernels.native.positions(values_list, universe_list, out, SEED)
             return out
         except (TypeError, ValueError):  # ids of other types, lone surrogates, a repeated universe id: the dict decides
             pass
@@ -133,9 +131,3 @@ def _object_array(items: list) -> np.ndarray:
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out
-
-
-def _to_numpy(array, dtype) -> np.ndarray:
-    from evalkit.data import arrow_to_numpy
-
-    return arrow_to_numpy(array, dtype)

@@ -16,10 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-try:
-    from evalkit import _native
-except ImportError:  # built without a C compiler: the numpy twin below
-    _native = None
+from evalkit import kernels
 
 RANKING_RULE = (
     "scored runs: score descending, ties by doc id descending (trec_eval); "
@@ -141,8 +138,8 @@ def _first_occurrences(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, n_d
     first = np.ones(len(qidx), dtype=bool)
     if len(qidx) < 2:
         return first
-    if _native is not None:
-        _native.first_occurrences(np.ascontiguousarray(qidx, dtype=np.int64), np.ascontiguousarray(didx, dtype=np.int64), n_docs,
+    if kernels.native is not None:
+        kernels.native.first_occurrences(np.ascontiguousarray(qidx, dtype=np.int64), np.ascontiguousarray(didx, dtype=np.int64), n_docs,
                                   first.view(np.uint8))
         return first
     if not _has_repeats(qidx, didx, rank):

@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from evalkit import ids
+from evalkit import ids, kernels
 
 TRICKY = ["", "a", "a\x00", "a\x00\x00", "12345678", "123456789", "12345678X", "12345679X", "ünïcödé", "日本語の文書", "x" * 300,
           "x" * 299 + "y", "MED-1", "MED-10", "d0", "D0", "d0 ", "\t"]
@@ -18,10 +18,10 @@ def random_ids(rng: np.random.Generator, n: int, distinct: int) -> list[str]:
 
 @pytest.fixture(params=["compiled", "fallback"])
 def kernel(request, monkeypatch):
-    if request.param == "compiled" and not ids.COMPILED:
+    if request.param == "compiled" and not kernels.COMPILED:
         pytest.skip("evalkit._native was not built (no C compiler at install time)")
     if request.param == "fallback":
-        monkeypatch.setattr(ids, "_native", None)
+        monkeypatch.setattr(kernels, "native", None)
     return request.param
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalkit import ranking
+from evalkit import kernels, ranking
 from evalkit.formats import tables
 
-needs_native = pytest.mark.skipif(ranking._native is None, reason="evalkit._native was not built (no C compiler at install time)")
+needs_native = pytest.mark.skipif(kernels.native is None, reason="evalkit._native was not built (no C compiler at install time)")
 
 
 @needs_native
@@ -21,7 +21,7 @@ def test_first_occurrences_twins_agree(seed, monkeypatch):
     didx = rng.integers(0, [5, 50, 1000, 10**6, 30, 200][seed], size=len(qidx))
     rank = ranking.group_positions(qidx)
     compiled = ranking._first_occurrences(qidx, didx, rank, int(didx.max()) + 1)
-    monkeypatch.setattr(ranking, "_native", None)
+    monkeypatch.setattr(kernels, "native", None)
     assert np.array_equal(ranking._first_occurrences(qidx, didx, rank, int(didx.max()) + 1), compiled)
     assert compiled.dtype == bool and (seed == 3 or not compiled.all())  # repeats present but in the sparsest case
 
@@ -37,20 +37,20 @@ def test_blank_profile_twins_agree():
     sparse = np.frombuffer(b"a" * 40 + b" " * 6 + b"\n" * 3 + b"\t\r\x0b\x0c", dtype=np.uint8)
     samples += [sparse[rng.integers(0, len(sparse), size=int(rng.integers(14, 90)))].tobytes() for _ in range(6000)]
     samples += [b"ab cd ef\n" * k + tail for k in (1, 2, 3, 7) for tail in (b"", b" ", b"x ", b"\t", b"x\n y", b"x  y", b"x\r")]
-    native = tables._native
+    native = kernels.native
     try:
         for data in samples:
             compiled = native.blank_profile(data)
-            tables._native = None
+            kernels.native = None
             assert tables._blank_profile(data) == compiled, data
-            tables._native = native
+            kernels.native = native
     finally:
-        tables._native = native
+        kernels.native = native
 
 
 def test_scores_equal_without_any_compiled_kernel(tmp_path, monkeypatch):
     """A 256 KB+ run read and scored with every kernel compiled and with none (a pure-Python install): same run, same values."""
-    from evalkit import api, evaluation, ids
+    from evalkit import api
 
     rng = np.random.default_rng(4)
     lines = [f"q{q} Q0 d{rng.integers(0, 3000)} {r} {round(rng.random(), 2)} t" for q in range(400) for r in range(50)]
@@ -68,8 +68,7 @@ def test_scores_equal_without_any_compiled_kernel(tmp_path, monkeypatch):
         return result.means, {k: v.tolist() for k, v in per_query.items()}, run.to_scores(), result.warnings
 
     compiled = outcome()
-    for module in (ids, tables, ranking, evaluation):
-        monkeypatch.setattr(module, "_native", None)
+    monkeypatch.setattr(kernels, "native", None)  # every kernel off: the pure-Python install
     assert outcome() == compiled
 
 
@@ -78,7 +77,6 @@ def test_scores_equal_without_any_compiled_kernel(tmp_path, monkeypatch):
 def test_judged_rows_twins_agree(depth, monkeypatch):
     """The judge's one-pass C scan and its numpy twin keep the same rows: evaluated queries, first positions, depth,
     judgments of the row's own query, grades >= 0 (negative ones unjudged)."""
-    from evalkit import evaluation
     from evalkit.data import Qrels, Run
     from evalkit.evaluation import judge, match_queries
 
@@ -96,5 +94,5 @@ def test_judged_rows_twins_agree(depth, monkeypatch):
 
     compiled = rows()
     assert len(compiled[0]) > (0 if depth == 1 else 10)
-    monkeypatch.setattr(evaluation, "_native", None)
+    monkeypatch.setattr(kernels, "native", None)
     assert rows() == compiled

@@ -22,12 +22,8 @@ import numpy as np
 
 from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
+from evalkit import kernels
 from evalkit.ids import ArrowColumnCoder
-
-try:
-    from evalkit import _native
-except ImportError:  # built without a C compiler: the pure-Python twin of each kernel
-    _native = None
 from evalkit.textio import LoadedFile
 
 FAST_PATH_BYTES = 1 << 18
@@ -127,7 +123,7 @@ def data_lines(loaded: LoadedFile) -> Iterator[tuple[int, list[bytes]]]:
 
     Fields split on ASCII whitespace only (space, tab, CR, VT, FF), as C's ``isspace`` does in trec_eval.
     """
-    for number, line in enumerate(loaded.data.split(b"\n"), start=1):
+    for number, line in enumerate(io.BytesIO(loaded.data), start=1):  # lazily: the first data line costs one line
         fields = line.split()
         if fields and not is_comment(fields):
             yield number, fields
@@ -189,8 +185,8 @@ def _blank_profile(data: bytes) -> tuple[bool, bool, bool, bool, bool]:
     An empty field, with ``d`` the delimiter: ``dd``, or ``d`` at a line's start
     or end. One pass in C when :mod:`evalkit._native` was built.
     """
-    if _native is not None:
-        return _native.blank_profile(data)
+    if kernels.native is not None:
+        return kernels.native.blank_profile(data)
     gaps = []
     for d in (b" ", b"\t"):
         gaps.append(d in data and (d * 2 in data or b"\n" + d in data or d + b"\n" in data or data.startswith(d) or data.endswith(d)))
@@ -204,19 +200,6 @@ def _delimiter(data: bytes) -> bytes | None:
         return None
     delimiter, gap = (b"\t", tab_gap) if tabs else (b" ", space_gap)
     return None if gap else delimiter
-
-
-def _first_data_line(data: bytes) -> int:
-    """The line number of the first line that is neither blank nor a comment (0 when none)."""
-    start, number = 0, 1
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end
-        fields = data[start:end].split(None, 1)
-        if fields and not is_comment(fields):
-            return number
-        start, number = end + 1, number + 1
-    return 0
 
 
 def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int) -> Whitespace | None:
@@ -282,7 +265,7 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
         return None
     encoded = [coder.finish() for coder in coders]
     n_extra = rows if width > n_fields else 0  # every line has the first line's width
-    return Whitespace(encoded, numbers, n_extra, _first_data_line(loaded.data) if n_extra else 0)
+    return Whitespace(encoded, numbers, n_extra, data_line_number(loaded, 0) if n_extra else 0)
 
 
 def read_whitespace(
