@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
+from evalkit.options import ScoringOptions
 from evalkit.inputs import (  # the input forms; re-exported here
     QrelsLike,
     RunLike,
@@ -85,41 +86,45 @@ class ScoreResult:
 def score(
     run: RunLike,
     gold: QrelsLike,
-    task: str = "auto",
+    task: str | None = None,
     metrics: str | Sequence[str] | None = None,
-    missing: str | None = "zero",
+    missing: str | None = None,
     *,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    allow_partial: bool = False,
-    run_format: str = "auto",
-    gold_format: str = "auto",
-    column: str | None = None,
+    scoring: ScoringOptions | None = None,
+    **options: Any,
 ) -> ScoreResult:
     """Score ``run`` against ``gold``: the task's official score first, then ``metrics`` (or the task's defaults).
 
-    ``task="auto"`` detects the task from the gold (CheckThat! 4b, ClimateCheck,
-    else ``trec``); ``missing`` is what gold queries absent from the run count
-    as (``zero``, ``skip`` or ``error``); ``depth`` keeps the top ``depth`` of
-    each ranking (trec_eval ``-M``).
+    ``task="auto"`` (the default) detects the task from the gold (CheckThat!
+    4b, ClimateCheck, else ``trec``); ``missing`` is what gold queries absent
+    from the run count as (``zero``, ``skip`` or ``error``; default: the
+    task's). The other choices (``relevance_level``, ``depth``,
+    ``allow_partial``, ``run_format``, ``gold_format``, ``column``) are the
+    fields of :class:`~evalkit.options.ScoringOptions`, given as keywords or
+    as ``scoring=``.
     """
     from evalkit.manifest import build_manifest
 
-    check_task_name(task)
-    qrels = as_qrels(gold, format=gold_format)
-    the_run = as_run(run, format=run_format, column=column)
-    the_task = resolve_task(task, qrels, the_run)
-    result = the_task.score(the_run, qrels, metrics, missing=missing, allow_partial=allow_partial,
-                            relevance_level=relevance_level, depth=depth)
-    options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": relevance_level,
-               "allow_partial": allow_partial}
-    if depth is not None:
-        options["depth"] = depth
-    manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], options, command="score")
+    chosen = _scoring(scoring, options, task=task, metrics=metrics, missing=missing)
+    check_task_name(chosen.task)
+    qrels = as_qrels(gold, format=chosen.gold_format)
+    the_run = as_run(run, format=chosen.run_format, column=chosen.column)
+    the_task = resolve_task(chosen.task, qrels, the_run)
+    result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs())
+    manifest_options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": chosen.relevance_level,
+                        "allow_partial": chosen.allow_partial}
+    if chosen.depth is not None:
+        manifest_options["depth"] = chosen.depth
+    manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options, command="score")
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
         warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result,
     )
+
+
+def _scoring(scoring: ScoringOptions | None, options: Mapping[str, Any], **given: Any) -> ScoringOptions:
+    """``scoring`` with the keywords given (``None``: not given) applied: the one way the API reads its scoring choices."""
+    return ScoringOptions.of(scoring, **{k: v for k, v in given.items() if v is not None}, **options)
 
 
 def score_many(
@@ -128,34 +133,26 @@ def score_many(
     metrics: "Callable[[Task], Sequence[str] | None] | Sequence[str] | None" = None,
     *,
     names: Sequence[str] | None = None,
-    task: str = "auto",
-    missing: str | None = None,
-    allow_partial: bool = False,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    run_format: str = "auto",
-    gold_format: str = "auto",
-    column: str | None = None,
+    scoring: ScoringOptions | None = None,
     progress: bool = False,
+    **options: Any,
 ) -> "tuple[Task, Qrels, list[ScoredRun]]":
     """Score several runs on one gold under one task and one missing-query policy, so their per-query values pair up.
 
     ``metrics`` may be a function of the resolved task (to add to its defaults);
-    names default to the file names (made unique) or the runs' own names.
+    names default to the file names (made unique) or the runs' own names; the
+    scoring choices are ``scoring`` and/or its fields as keywords.
     """
     from evalkit.runset import score_one, with_progress
 
-    check_task_name(task)
-    qrels = as_qrels(gold, format=gold_format)
+    chosen = _scoring(scoring, options)
+    check_task_name(chosen.task)
+    qrels = as_qrels(gold, format=chosen.gold_format)
     labels = _run_names(runs, names)
-    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
-    the_task = resolve_task(task, qrels, loaded[0] if loaded else None)
-    wanted = metrics(the_task) if callable(metrics) else metrics
-    scored = [
-        score_one(the_task, qrels, run, run.name, wanted, missing=missing, allow_partial=allow_partial,
-                  relevance_level=relevance_level, depth=depth)
-        for run in with_progress(loaded, progress, "scoring")
-    ]
+    loaded = [as_run(r, name=n, format=chosen.run_format, column=chosen.column) for r, n in zip(runs, labels)]
+    the_task = resolve_task(chosen.task, qrels, loaded[0] if loaded else None)
+    wanted = metrics(the_task) if callable(metrics) else (metrics if metrics is not None else chosen.metrics)
+    scored = [score_one(the_task, qrels, run, run.name, wanted, chosen) for run in with_progress(loaded, progress, "scoring")]
     return the_task, qrels, scored
 
 
@@ -211,8 +208,6 @@ def compare(
     metric: str | None = None,
     baseline: str | int | None = None,
     binary: str = "success@1",
-    task: str = "auto",
-    missing: str | None = None,
     names: Sequence[str] | None = None,
     zero_method: str = "wilcox",
     permutations: int = 10_000,
@@ -222,13 +217,9 @@ def compare(
     seed: int = 42,
     correction: str = "holm",
     alpha: float = 0.05,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    allow_partial: bool = False,
-    run_format: str = "auto",
-    gold_format: str = "auto",
-    column: str | None = None,
+    scoring: ScoringOptions | None = None,
     progress: bool = False,
+    **options: Any,
 ) -> CompareResult:
     """Compare ``runs`` with a baseline (default: the first) on ``gold``, query by query, with paired tests.
 
@@ -236,6 +227,8 @@ def compare(
     rank-biserial effect size, Wilcoxon signed-rank, paired t-test, Fisher
     randomization and McNemar on ``binary``; p-values corrected over the
     comparisons (``correction``). Seeded, so the same inputs give the same p-values.
+    The scoring choices (task, missing, depth, ...) are ``scoring`` and/or its
+    fields as keywords (:class:`~evalkit.options.ScoringOptions`).
     """
     from evalkit.comparison import CompareOptions
     from evalkit.comparison import compare as run_comparison
@@ -246,16 +239,16 @@ def compare(
 
     if len(runs) < 2:
         raise UsageError(f"compare needs at least two runs (got {len(runs)}): a baseline and a run to compare with it")
-    options = CompareOptions(zero_method, permutations, bootstrap, ci_method, confidence, seed, correction, alpha)
-    options.check()
+    chosen_scoring = _scoring(scoring, options)
+    tests = CompareOptions(zero_method, permutations, bootstrap, ci_method, confidence, seed, correction, alpha)
+    tests.check()
     binary_metric = parse_metric(binary)
     if not binary_metric.binary:
         raise UsageError(f"binary {binary}: {binary_metric.label} is not a 0/1 outcome per query (use success@k)")
     chosen = parse_metric(metric).label if metric else None
     the_task, qrels, scored = score_many(
         gold, runs, lambda t: default_metric_labels(t) + ([chosen] if chosen else []) + [binary_metric.label], names=names,
-        task=task, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level, depth=depth,
-        run_format=run_format, gold_format=gold_format, column=column, progress=progress,
+        scoring=chosen_scoring, progress=progress,
     )
     run_names = [s.name for s in scored]
     base = pick_run(baseline, run_names, _paths_of(runs))
@@ -263,7 +256,7 @@ def compare(
     evaluations = [s.score.evaluation for s in scored]
     values = align(evaluations, label, run_names)
     binary_values = align(evaluations, binary_metric.label, run_names)
-    result = run_comparison(values, base, options, binary_values, progress=progress)
+    result = run_comparison(values, base, tests, binary_values, progress=progress)
     if label != scored[0].score.official:
         result.notes.append(f"compared on {label}; the task's official score is {scored[0].score.official}")
     manifest = build_manifest(
@@ -272,8 +265,8 @@ def compare(
         {
             "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
             "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap, "ci_method": ci_method,
-            "confidence": confidence, "correction": correction, "alpha": alpha, "relevance_level": relevance_level,
-            "depth": depth, "allow_partial": allow_partial,
+            "confidence": confidence, "correction": correction, "alpha": alpha,
+            "relevance_level": chosen_scoring.relevance_level, "depth": chosen_scoring.depth, "allow_partial": chosen_scoring.allow_partial,
         },
         seed=seed,
         command="compare",

@@ -18,6 +18,7 @@ from typing import Sequence
 
 from evalkit.comparison import CompareOptions, significance_tests
 from evalkit.errors import EvalkitError, PartialRunError, UsageError
+from evalkit.options import ScoringOptions
 from evalkit.runset import ScoredRun, by_official_score, comparison_metric, resolve_task, score_one, unique_names
 from evalkit.stats.correction import adjust
 from evalkit.stats.paired import align
@@ -146,25 +147,21 @@ def build_leaderboard(
     folder: str,
     gold_path: str,
     *,
-    task_name: str = "auto",
-    metrics: Sequence[str] | None = None,
+    scoring: ScoringOptions = ScoringOptions(),
     patterns: Sequence[str] = ("*",),
     recursive: bool = True,
-    missing: str | None = None,
-    allow_partial: bool = False,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    gold_format: str = "auto",
-    column: str | None = None,
     test: str = "wilcoxon",
     options: CompareOptions = CompareOptions(),
     progress: bool = True,
 ) -> Leaderboard:
-    """Read, score and rank every run file in ``folder``; problems go to ``rejected``."""
+    """Read, score and rank every run file in ``folder`` under ``scoring``; problems go to ``rejected``.
+
+    Every file is read in whatever format it is in (``scoring.run_format`` is not used).
+    """
     from evalkit.formats import read_qrels, read_run
 
     options.check()
-    qrels = read_qrels(gold_path, gold_format)  # a bad gold is fatal: nothing can be ranked
+    qrels = read_qrels(gold_path, scoring.gold_format)  # a bad gold is fatal: nothing can be ranked
     files, skipped = collect_files(folder, patterns, recursive, gold_path)
     if not files:
         raise UsageError(f"{folder}: no run files found (patterns: {' '.join(patterns)})")
@@ -180,20 +177,19 @@ def build_leaderboard(
         iterator = tqdm(files, desc="reading", unit="file", leave=False, disable=None)
     for path in iterator:
         try:
-            runs.append(read_run(path, column=column, name=names[str(path)]))
+            runs.append(read_run(path, column=scoring.column, name=names[str(path)]))
         except EvalkitError as exc:
             rejected.append(Rejected(relative[str(path)], "invalid", reason_for(exc, str(path))))
         except Exception as exc:  # one odd file must not stop the ranking of the others
             rejected.append(Rejected(relative[str(path)], "invalid", unexpected(exc)))
     if not runs:
         return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped)
-    task = resolve_task(task_name, qrels, runs[0])
+    task = resolve_task(scoring.task, qrels, runs[0])
     scored: list[ScoredRun] = []
     for run in runs:
         file = relative[run.source.path]
         try:
-            scored.append(score_one(task, qrels, run, run.name, metrics, missing=missing, allow_partial=allow_partial,
-                                    relevance_level=relevance_level, strict_split=True, depth=depth))
+            scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True))
         except PartialRunError as exc:
             rejected.append(Rejected(file, "other split", reason_for(exc, run.source.path)))
         except EvalkitError as exc:

@@ -195,6 +195,7 @@ class Scorer:
         """``(value, metric label)``; ``metric`` is a metric name, a task's official label, or ``official``."""
         from evalkit.formats import read_run
         from evalkit.metrics import parse_metric
+        from evalkit.options import ScoringOptions
         from evalkit.tasks import get_task
 
         task = get_task(task_name)
@@ -204,13 +205,8 @@ class Scorer:
                 label, extra = parse_metric(metric).label, [metric]
             except UsageError:
                 pass  # a task's own official label, e.g. ClimateCheck's mean of four metrics
-        score = task.score(
-            read_run(self.baseline.resolve(run)),
-            self.gold(gold),
-            extra,
-            missing=options.get("missing"),
-            allow_partial=bool(options.get("allow_partial", False)),
-        )
+        scoring = ScoringOptions.of(**{k: options[k] for k in ("missing", "allow_partial") if k in options})
+        score = task.score(read_run(self.baseline.resolve(run)), self.gold(gold), extra, **scoring.task_kwargs())
         if metric == OFFICIAL:
             return score.official_value, score.official
         if label not in score.values:

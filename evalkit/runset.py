@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from evalkit.data import Qrels, Run
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.evaluation import PARTIAL_THRESHOLD
+from evalkit.options import ScoringOptions
 from evalkit.tasks.base import Task, TaskScore
 
 
@@ -99,20 +100,14 @@ def score_one(
     run: Run,
     name: str,
     metrics: Sequence[str] | None,
+    scoring: ScoringOptions,
     *,
-    missing: str | None,
-    allow_partial: bool,
-    relevance_level: float,
     strict_split: bool = False,
-    depth: int | None = None,
 ) -> ScoredRun:
-    """Score one run; ``strict_split`` refuses runs with mostly foreign queries."""
-    score = task.score(
-        run, qrels, list(metrics) if metrics else None, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level, depth=depth,
-    )
+    """Score one run under ``scoring``; ``strict_split`` refuses runs with mostly foreign queries."""
+    score = task.score(run, qrels, list(metrics) if metrics else None, **scoring.task_kwargs())
     path = run.source.path if run.source else name
-    if strict_split and not allow_partial:
+    if strict_split and not scoring.allow_partial:
         foreign = foreign_queries(score, path)
         if foreign:
             raise PartialRunError(foreign)

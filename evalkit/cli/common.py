@@ -1,7 +1,11 @@
 """Options and helpers shared by several subcommands."""
 from __future__ import annotations
 
+import functools
+
 import click
+
+from evalkit.options import ScoringOptions
 
 MISSING_OPTION = click.option(
     "--missing",
@@ -21,19 +25,6 @@ COLUMN_OPTION = click.option("--column", default=None, help="Name of the list co
 
 def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
-
-
-def load_task_inputs(run_path, gold_path, task_name, run_format="auto", gold_format="auto", column=None):
-    """Read the gold and a run and resolve the task (``auto`` from the gold format)."""
-    from evalkit.formats import read_qrels, read_run
-    from evalkit.tasks import detect_task, get_task
-
-    task = None if task_name == "auto" else get_task(task_name)  # fail fast on unknown names
-    qrels = read_qrels(gold_path, gold_format)
-    run = read_run(run_path, run_format, column=column)
-    if task is None:
-        task = detect_task(qrels.source.format, run)
-    return task, run, qrels
 
 
 DEPTH_OPTION = click.option(
@@ -63,6 +54,39 @@ FINITE = FiniteFloat()
 RELEVANCE_LEVEL_OPTION = click.option(
     "--relevance-level", type=FINITE, default=1, show_default=True, help="Minimum grade that counts as relevant."
 )
+METRICS_OPTION = click.option("--metrics", "-m", "metrics", multiple=True,
+                              help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
+# the command-line names of ScoringOptions' fields, in the order --help shows them
+_SCORING_OPTIONS = {
+    "task": TASK_OPTION, "metrics": METRICS_OPTION, "missing": MISSING_OPTION, "relevance_level": RELEVANCE_LEVEL_OPTION,
+    "depth": DEPTH_OPTION, "run_format": RUN_FORMAT_OPTION, "gold_format": GOLD_FORMAT_OPTION, "column": COLUMN_OPTION,
+    "allow_partial": ALLOW_PARTIAL_OPTION,
+}
+
+
+def scoring_options(*, without: tuple[str, ...] = ()):
+    """The one set of scoring options (:class:`~evalkit.options.ScoringOptions`), handed to the command as ``scoring``.
+
+    ``without`` leaves out fields a command takes otherwise (``metrics`` where
+    ``--metric`` names one metric; ``run_format`` where every file is read in
+    its own format).
+    """
+    chosen = {name: option for name, option in _SCORING_OPTIONS.items() if name not in without}
+
+    def decorate(command):
+        @functools.wraps(command)
+        def with_scoring(*args, **kwargs):
+            given = {name: kwargs.pop(name) for name in chosen}
+            given["metrics"] = tuple(given.get("metrics") or ()) or None
+            return command(*args, scoring=ScoringOptions(**given), **kwargs)
+
+        for option in reversed(chosen.values()):
+            with_scoring = option(with_scoring)
+        return with_scoring
+
+    return decorate
+
+
 SEED_OPTION = click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=42, show_default=True,
                            help="Seed of the randomization test and the bootstrap.")
 ALPHA_OPTION = click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Significance level.")

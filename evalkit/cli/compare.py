@@ -4,21 +4,14 @@ from __future__ import annotations
 import click
 
 from evalkit.cli.common import (
-    ALLOW_PARTIAL_OPTION,
     ALPHA_OPTION,
-    COLUMN_OPTION,
     CORRECTION_OPTION,
-    DEPTH_OPTION,
     FINITE,
     FORCE_OPTION,
-    GOLD_FORMAT_OPTION,
-    MISSING_OPTION,
-    RELEVANCE_LEVEL_OPTION,
-    RUN_FORMAT_OPTION,
     SEED_OPTION,
-    TASK_OPTION,
     ZERO_METHOD_OPTION,
     print_notes,
+    scoring_options,
 )
 
 
@@ -28,8 +21,7 @@ from evalkit.cli.common import (
 @click.option("--baseline", "-b", default=None, help="The run the others are compared with (file, name or position; default: the first).")
 @click.option("--metric", "-m", default=None, help="Per-query metric to compare (default: the task's official metric).")
 @click.option("--binary", default="success@1", show_default=True, help="Binary per-query outcome for McNemar (success@k: a relevant document in the top k).")
-@TASK_OPTION
-@MISSING_OPTION
+@scoring_options(without=("metrics",))
 @ZERO_METHOD_OPTION
 @click.option("--permutations", type=int, default=10_000, show_default=True, help="Random sign flips of the randomization test.")
 @click.option("--bootstrap", "bootstrap_resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples for the CI.")
@@ -41,16 +33,9 @@ from evalkit.cli.common import (
 @click.option("--output", "-o", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result here instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values and differences (TSV) here.")
-@RELEVANCE_LEVEL_OPTION
-@DEPTH_OPTION
-@RUN_FORMAT_OPTION
-@GOLD_FORMAT_OPTION
-@COLUMN_OPTION
-@ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
-def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, permutations, bootstrap_resamples, ci_method,
-            confidence, seed, correction, alpha, output, out_path, per_query, relevance_level, depth, run_format, gold_format,
-            column, allow_partial, force):
+def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutations, bootstrap_resamples, ci_method,
+            confidence, seed, correction, alpha, output, out_path, per_query, force):
     """Compare RUNs against a baseline, query by query, on GOLD.
 
     For each run: mean difference with a bootstrap CI, relative improvement,
@@ -68,10 +53,9 @@ def compare(gold, runs, baseline, metric, binary, task, missing, zero_method, pe
     sidecar = sidecar_of(out_path) if out_path and output == "table" else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])
     compared = compare_runs(
-        gold, *runs, metric=metric, baseline=baseline, binary=binary, task=task, missing=missing, zero_method=zero_method,
-        permutations=permutations, bootstrap=bootstrap_resamples, ci_method=ci_method, confidence=confidence, seed=seed,
-        correction=correction, alpha=alpha, relevance_level=relevance_level, depth=depth, allow_partial=allow_partial,
-        run_format=run_format, gold_format=gold_format, column=column, progress=True,
+        gold, *runs, metric=metric, baseline=baseline, binary=binary, zero_method=zero_method, permutations=permutations,
+        bootstrap=bootstrap_resamples, ci_method=ci_method, confidence=confidence, seed=seed, correction=correction, alpha=alpha,
+        scoring=scoring, progress=True,
     )
     print_notes(compared.notes)
     result, values, binary_values, base = compared.comparison, compared.values, compared.binary_values, compared.baseline

@@ -4,18 +4,12 @@ from __future__ import annotations
 import click
 
 from evalkit.cli.common import (
-    ALLOW_PARTIAL_OPTION,
     ALPHA_OPTION,
-    COLUMN_OPTION,
     CORRECTION_OPTION,
-    DEPTH_OPTION,
     FORCE_OPTION,
-    GOLD_FORMAT_OPTION,
-    MISSING_OPTION,
-    RELEVANCE_LEVEL_OPTION,
     SEED_OPTION,
-    TASK_OPTION,
     ZERO_METHOD_OPTION,
+    scoring_options,
 )
 from evalkit.cli.html_output import page_options
 
@@ -23,8 +17,7 @@ from evalkit.cli.html_output import page_options
 @click.command()
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--gold", "-g", required=True, type=click.Path(dir_okay=False), help="The gold file every run is scored against.")
-@TASK_OPTION
-@click.option("--metrics", "-m", multiple=True, help='Metrics besides the official one, e.g. "mrr@10 recall@5".')
+@scoring_options(without=("run_format",))
 @click.option("--glob", "patterns", multiple=True, default=("*",), show_default=True, help="File-name pattern(s) to rank, e.g. '*_test*'.")
 @click.option("--recursive/--no-recursive", default=True, show_default=True, help="Also rank files in sub-folders.")
 @click.option("--test", "test_name", type=click.Choice(["wilcoxon", "ttest", "randomization"]), default="wilcoxon", show_default=True,
@@ -36,18 +29,11 @@ from evalkit.cli.html_output import page_options
 @click.option("--output", "-o", type=click.Choice(["table", "markdown", "json"]), default=None,
               help="Output format (default: table; markdown / json when --out ends in .md / .json).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the leaderboard here, e.g. reports/leaderboard.md.")
-@MISSING_OPTION
-@RELEVANCE_LEVEL_OPTION
-@DEPTH_OPTION
-@GOLD_FORMAT_OPTION
-@COLUMN_OPTION
-@ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
 @click.option("--baseline", "-b", default=None, help="Run the page marks significance against (file, name or rank; default: the first rank).")
 @page_options
-def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zero_method, correction, alpha, seed, output, out_path,
-                missing, relevance_level, depth, gold_format, column, allow_partial, force, baseline, html_path, json_path, queries_path,
-                corpus_path, trust_pickle, top_docs):
+def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_method, correction, alpha, seed, output, out_path,
+                force, baseline, html_path, json_path, queries_path, corpus_path, trust_pickle, top_docs):
     """Rank every run or submission file in FOLDER (zips included) against GOLD.
 
     Official score first, then the task's other metrics; for each pair of
@@ -77,9 +63,7 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
     board = build_leaderboard(
-        folder, gold, task_name=task, metrics=list(metrics) or None, patterns=patterns, recursive=recursive, missing=missing,
-        allow_partial=allow_partial, relevance_level=relevance_level, depth=depth, gold_format=gold_format, column=column,
-        test=test_name, options=options,
+        folder, gold, scoring=scoring, patterns=patterns, recursive=recursive, test=test_name, options=options,
     )
     policy = board.entries[0].scored.score.policy_lines()[:1] if board.entries else []
     if board.entries:
@@ -95,8 +79,8 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
         {
             "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
-            "missing": policy_name if board.entries else missing, "relevance_level": relevance_level, "depth": depth,
-            "allow_partial": allow_partial, "not_ranked": [r.path for r in board.rejected],
+            "missing": policy_name if board.entries else scoring.missing, "relevance_level": scoring.relevance_level,
+            "depth": scoring.depth, "allow_partial": scoring.allow_partial, "not_ranked": [r.path for r in board.rejected],
             **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
         },
         seed=seed if test_name == "randomization" else None,
@@ -108,7 +92,7 @@ def leaderboard(folder, gold, task, metrics, patterns, recursive, test_name, zer
         text = leaderboard_output.as_markdown(board, policy, manifest)
     else:
         text = leaderboard_output.as_table(board, policy)
-    payloads = page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) if pages else []
+    payloads = page_data(board, gold, scoring.gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) if pages else []
     if out_path:
         atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)
         if output == "table":

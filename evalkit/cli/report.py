@@ -5,20 +5,13 @@ import click
 
 from evalkit.cli.html_output import page_options
 from evalkit.cli.common import (
-    ALLOW_PARTIAL_OPTION,
     ALPHA_OPTION,
-    COLUMN_OPTION,
     CORRECTION_OPTION,
-    DEPTH_OPTION,
     FORCE_OPTION,
-    GOLD_FORMAT_OPTION,
-    MISSING_OPTION,
-    RELEVANCE_LEVEL_OPTION,
-    RUN_FORMAT_OPTION,
     SEED_OPTION,
-    TASK_OPTION,
     ZERO_METHOD_OPTION,
     print_notes,
+    scoring_options,
 )
 
 
@@ -28,7 +21,6 @@ from evalkit.cli.common import (
 @click.option("--out", "out_path", default=None, type=click.Path(dir_okay=False), help="The Markdown report to write (figures go next to it).")
 @click.option("--baseline", "-b", default=None, help="Run the others are tested against (file, name or position; default: the first).")
 @click.option("--metric", default=None, help="Per-query metric for query length and wins/losses (default: the official metric).")
-@click.option("--metrics", "-m", multiple=True, help='Leaderboard metrics besides the official one, e.g. "mrr@10 recall@5".')
 @click.option("--pair", nargs=2, default=None, metavar="A B",
               help="Runs whose largest per-query wins/losses are listed (default: baseline and the best other run).")
 @click.option("--top", type=int, default=10, show_default=True, help="Wins and losses listed each way.")
@@ -41,19 +33,11 @@ from evalkit.cli.common import (
 @ALPHA_OPTION
 @SEED_OPTION
 @click.option("--title", default=None, help="Report title.")
-@TASK_OPTION
-@MISSING_OPTION
-@RELEVANCE_LEVEL_OPTION
-@DEPTH_OPTION
-@RUN_FORMAT_OPTION
-@GOLD_FORMAT_OPTION
-@COLUMN_OPTION
-@ALLOW_PARTIAL_OPTION
+@scoring_options()
 @FORCE_OPTION
 @page_options
-def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_buckets, test_name, zero_method, permutations,
-           correction, alpha, seed, title, task, missing, relevance_level, depth, run_format, gold_format, column, allow_partial, force,
-           html_path, json_path, queries_path, corpus_path, trust_pickle, top_docs):
+def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, test_name, zero_method, permutations,
+           correction, alpha, seed, title, scoring, force, html_path, json_path, queries_path, corpus_path, trust_pickle, top_docs):
     """Write a Markdown report on RUNs scored against GOLD.
 
     Leaderboard (official score first, best per column in bold, significance
@@ -83,10 +67,9 @@ def report(gold, runs, out_path, baseline, metric, metrics, pair, top, length_bu
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
     prepared = prepare_report(
-        gold, list(runs), baseline=baseline, metric=metric, metrics=metrics, pair=tuple(pair) if pair else None, top=top,
-        length_buckets=length_buckets, test=test_name, compare=compare_options, title=title, task=task, missing=missing,
-        relevance_level=relevance_level, depth=depth, allow_partial=allow_partial, run_format=run_format, gold_format=gold_format,
-        column=column, extra_inputs=[input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path],
+        gold, list(runs), baseline=baseline, metric=metric, pair=tuple(pair) if pair else None, top=top,
+        length_buckets=length_buckets, test=test_name, compare=compare_options, title=title, scoring=scoring,
+        extra_inputs=[input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path],
         extra_options={"top_docs": top_docs} if pages else None, progress=True,
     )
     payloads = []

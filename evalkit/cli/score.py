@@ -3,43 +3,21 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import (
-    ALLOW_PARTIAL_OPTION,
-    COLUMN_OPTION,
-    DEPTH_OPTION,
-    FINITE,
-    FORCE_OPTION,
-    GOLD_FORMAT_OPTION,
-    MISSING_OPTION,
-    RUN_FORMAT_OPTION,
-    TASK_OPTION,
-    warn,
-)
+from evalkit.cli.common import FORCE_OPTION, scoring_options, warn
 
 
 @click.command()
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.argument("gold", type=click.Path(dir_okay=False))
-@TASK_OPTION
-@click.option("--metrics", "-m", multiple=True, help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
-@MISSING_OPTION
+@scoring_options()
 @click.option(
     "--output", "-o", "output", type=click.Choice(["table", "json", "markdown", "tsv", "trec_eval"]), default="table", show_default=True,
     help="trec_eval: measure<TAB>query<TAB>value lines as trec_eval -q prints them.",
 )
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result to this file instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values (TSV) here.")
-@click.option("--relevance-level", type=FINITE, default=1, show_default=True, help="Minimum grade that counts as relevant.")
-@DEPTH_OPTION
-@RUN_FORMAT_OPTION
-@GOLD_FORMAT_OPTION
-@COLUMN_OPTION
-@ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
-def score(
-    run, gold, task, metrics, missing, output, out_path, per_query, relevance_level, depth, run_format, gold_format, column, allow_partial,
-    force,
-):
+def score(run, gold, scoring, output, out_path, per_query, force):
     """Score RUN against GOLD.
 
     RUN may be a TREC run, a list submission (TSV/CSV, zip or gzip) or a
@@ -56,10 +34,7 @@ def score(
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
 
 
-    scored = score_run(
-        run, gold, task=task, metrics=list(metrics) or None, missing=missing, relevance_level=relevance_level, depth=depth,
-        allow_partial=allow_partial, run_format=run_format, gold_format=gold_format, column=column,
-    )
+    scored = score_run(run, gold, scoring=scoring)
     for message in scored.warnings:
         warn(message)
     result, manifest = scored.task_score, scored.manifest

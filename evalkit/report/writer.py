@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from evalkit.comparison import SIGNIFICANCE_TESTS, CompareOptions
 from evalkit.errors import UsageError
+from evalkit.options import ScoringOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.inputs import QrelsLike, RunLike
@@ -62,26 +63,18 @@ def prepare_report(
     names: Sequence[str] | None = None,
     baseline: str | int | None = None,
     metric: str | None = None,
-    metrics: Sequence[str] = (),
     pair: tuple[str, str] | None = None,
     top: int = 10,
     length_buckets: int = 4,
     test: str = "wilcoxon",
     compare: CompareOptions | None = None,
     title: str | None = None,
-    task: str = "auto",
-    missing: str | None = None,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    allow_partial: bool = False,
-    run_format: str = "auto",
-    gold_format: str = "auto",
-    column: str | None = None,
+    scoring: ScoringOptions | None = None,
     extra_inputs: Sequence[dict[str, Any]] = (),
     extra_options: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> PreparedReport:
-    """Score ``runs`` on ``gold`` (one task, one missing-query policy) and fix the report's baseline, metric and pair."""
+    """Score ``runs`` on ``gold`` under ``scoring`` (one task, one missing-query policy) and fix the report's baseline, metric and pair."""
     from evalkit.api import score_many
     from evalkit.inputs import _paths_of, input_entry
     from evalkit.manifest import build_manifest
@@ -97,16 +90,17 @@ def prepare_report(
         raise UsageError(f"unknown test {test!r} (choose {', '.join(SIGNIFICANCE_TESTS)})")
     compare = compare or CompareOptions()
     compare.check()
+    scoring = scoring or ScoringOptions()
     chosen = parse_metric(metric).label if metric else None
 
     def wanted(the_task: "Task") -> list[str] | None:
+        metrics = list(scoring.metrics or ())
         if not chosen:
-            return list(metrics) or None
-        return (list(metrics) or default_metric_labels(the_task)) + [chosen]
+            return metrics or None
+        return (metrics or default_metric_labels(the_task)) + [chosen]
 
     the_task, qrels, scored = score_many(
-        gold, runs, wanted, names=names, task=task, missing=missing, allow_partial=allow_partial, relevance_level=relevance_level,
-        depth=depth, run_format=run_format, gold_format=gold_format, column=column, progress=progress,
+        gold, runs, wanted, names=names, scoring=scoring, progress=progress,
     )
     run_names, paths = [s.name for s in scored], _paths_of(runs)
     base = pick_run(baseline, run_names, paths, "--baseline")
@@ -123,7 +117,8 @@ def prepare_report(
             "metrics": list(scored[0].score.values), "metric": label, "baseline": base, "test": test,
             "zero_method": compare.zero_method, "permutations": compare.permutations, "correction": compare.correction,
             "alpha": compare.alpha, "pair": list(chosen_pair) if chosen_pair else None, "top": top, "length_buckets": length_buckets,
-            "missing": scored[0].score.missing, "relevance_level": float(relevance_level), "depth": depth, "allow_partial": allow_partial,
+            "missing": scored[0].score.missing, "relevance_level": scoring.relevance_level, "depth": scoring.depth,
+            "allow_partial": scoring.allow_partial,
             **(extra_options or {}),
         },
         seed=compare.seed,
@@ -157,7 +152,6 @@ def write_report(
     names: Sequence[str] | None = None,
     baseline: str | int | None = None,
     metric: str | None = None,
-    metrics: Sequence[str] = (),
     pair: tuple[str, str] | None = None,
     top: int = 10,
     length_buckets: int = 4,
@@ -168,11 +162,8 @@ def write_report(
     alpha: float = 0.05,
     seed: int = 42,
     title: str | None = None,
-    task: str = "auto",
-    missing: str | None = None,
-    relevance_level: float = 1,
-    depth: int | None = None,
-    allow_partial: bool = False,
+    scoring: ScoringOptions | None = None,
+    **options: Any,
 ) -> ReportResult:
     """Write the Markdown report on ``runs`` scored against ``gold`` to ``out`` (``NAME.md``), figures beside it.
 
@@ -181,7 +172,8 @@ def write_report(
     ``correction``), the rank of the first relevant document, the metric by
     query length, the largest per-query wins and losses of ``pair`` and the
     manifest. Nothing is overwritten without ``force``; nothing is written
-    when any input is refused.
+    when any input is refused. The scoring choices (task, missing, depth, ...)
+    are ``scoring`` and/or its fields as keywords (:class:`~evalkit.options.ScoringOptions`).
     """
     from evalkit.textio import check_outputs
 
@@ -190,8 +182,7 @@ def write_report(
                   inputs=[r for r in (gold, *runs) if isinstance(r, (str, Path))])
     compare = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
     prepared = prepare_report(
-        gold, runs, names=names, baseline=baseline, metric=metric, metrics=metrics, pair=pair, top=top, length_buckets=length_buckets,
-        test=test, compare=compare, title=title, task=task, missing=missing, relevance_level=relevance_level, depth=depth,
-        allow_partial=allow_partial,
+        gold, runs, names=names, baseline=baseline, metric=metric, pair=pair, top=top, length_buckets=length_buckets,
+        test=test, compare=compare, title=title, scoring=ScoringOptions.of(scoring, **options),
     )
     return save_markdown(prepared, target, force=force)
