@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)  # ONNX Runtime sessions take the same thread count
     import scifact_sample
 
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     os.environ["EVALKIT_CACHE"] = tempfile.mkdtemp(prefix="dense-speed-")  # fresh: the export is timed once below
     corpus, queries, gold = scifact_sample.sample(args.queries, args.docs) if scifact_sample.available() else synthetic(args.docs or 512)

@@ -37,7 +37,7 @@ def inputs(n_queries: int, depth: int):
 
     from evalkit.corpus import Corpus, Queries
     from evalkit.data import Run
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     if scifact_sample.available():
         corpus, queries, gold = scifact_sample.sample(n_queries)
@@ -55,7 +55,7 @@ def fine_tune(model: str, n_queries: int, epochs: int, max_length: int, folder: 
     """A short BCE fine-tuning on SciFact train claims; returns the saved model folder and the seconds taken."""
     import scifact_sample
 
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     corpus, queries, gold = scifact_sample.sample(n_queries, split="train")
     system = load_system("cross-encoder", model=model, epochs=epochs, max_length=max_length, lr=1e-4, head_lr=2e-3,
@@ -89,7 +89,7 @@ def main() -> None:
 
     import torch
 
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
     from evalkit.systems._models.modelio import pick_device
 
     torch.set_num_threads(args.threads)  # ONNX Runtime sessions take the same thread count

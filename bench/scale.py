@@ -37,7 +37,7 @@ def minilm() -> str:
 def scifact_inputs(claims: int, depth: int):
     from evalkit.formats.collections import read_corpus, read_queries
     from evalkit.formats import read_qrels
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     if not SCIFACT.exists():
         sys.exit(f"needs SciFact at {SCIFACT}")
@@ -51,7 +51,7 @@ def scifact_inputs(claims: int, depth: int):
 
 def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[float, str]:
     from evalkit.formats.trec_run import format_trec_run
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     system = load_system("cross-encoder", model=model, max_length=256, eval_batch_size=32, device="cpu", show_progress=False)
     system.engine = engine
@@ -66,7 +66,7 @@ def bm25_scale(n_queries: int, n_docs: int, k: int, actors: int) -> dict:
     sys.path.insert(0, str(REPO / "bench"))
     from bm25_speed import synthetic_corpus
 
-    from evalkit.engine import LOCAL, EngineOptions, get_engine
+    from evalkit.pipelines.engine import LOCAL, EngineOptions, get_engine
     from evalkit.systems.analyzers import get_analyzer
     from evalkit.systems.bm25 import BM25, id_ranks
 
@@ -106,7 +106,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from evalkit.engine import EngineOptions, get_engine
+    from evalkit.pipelines.engine import EngineOptions, get_engine
 
     model = args.model or minilm()
     results: dict = {"cpus": os.cpu_count()}

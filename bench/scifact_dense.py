@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     os.environ["EVALKIT_CACHE"] = tempfile.mkdtemp(prefix="scifact-dense-")  # a fresh embedding cache: honest timings
     import evalkit
-    from evalkit.pipeline import parse_config
+    from evalkit.pipelines.config import parse_config
 
     data, out = Path(args.data), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

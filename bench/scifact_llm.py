@@ -88,7 +88,7 @@ def cmd_rankgpt(args) -> None:
     import torch
 
     from evalkit.formats.trec_run import format_trec_run
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
     from evalkit.textio import atomic_write
 
     torch.set_num_threads(args.threads)
@@ -139,7 +139,7 @@ def cmd_verify(args) -> None:
     import torch
 
     from evalkit.formats import read_run
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
     from evalkit.submission import write_submission
     from evalkit.tasks import get_task
     from evalkit.textio import atomic_write

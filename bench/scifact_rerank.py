@@ -67,7 +67,7 @@ def minilm() -> str:
 def run(args, name: str, stages: list[dict], split: str = "test", train: bool = False):
     """Run the pipeline of ``stages`` on the ``split`` claims (fitting on the train claims with ``train``), save NAME.trec, log times."""
     import evalkit
-    from evalkit.pipeline import parse_config
+    from evalkit.pipelines.config import parse_config
 
     config = parse_config({"name": name, "seed": args.seed, "stages": stages})
     data = args.data

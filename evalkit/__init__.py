@@ -21,9 +21,12 @@ _DATA = ("Run", "Qrels")
 _ELSEWHERE = {  # name -> the module that holds it
     "write_report": "evalkit.report.writer",
     "ReportResult": "evalkit.report.writer",
-    "run_pipeline": "evalkit.pipeline_run",
-    "load_pipeline": "evalkit.pipeline_run",
-    "PipelineResult": "evalkit.pipeline_run",
+    "ScoringOptions": "evalkit.options",
+    # the pipeline wing's door: running pipelines, and the contracts plugins implement (docs/plugins.md)
+    **{name: "evalkit.pipelines" for name in (
+        "run_pipeline", "load_pipeline", "PipelineResult", "Retriever", "Reranker", "Labeler", "option", "register_system",
+        "load_system", "Engine", "Work",
+    )},
     "validate": "evalkit.tasks.submissions",
     "write_submission": "evalkit.tasks.submissions",
 }

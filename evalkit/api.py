@@ -15,7 +15,7 @@ the command line prints or writes. Heavy libraries (pandas, scipy) are
 imported only when a result needs them.
 
 The rest of the API lives beside what it drives and is re-exported by
-``import evalkit`` as well: :func:`evalkit.run_pipeline` (:mod:`evalkit.pipeline_run`),
+``import evalkit`` as well: :func:`evalkit.run_pipeline` (:mod:`evalkit.pipelines.run`),
 :func:`evalkit.write_report` (:mod:`evalkit.report.writer`),
 :func:`evalkit.write_submission` and :func:`evalkit.validate` (:mod:`evalkit.tasks.submissions`).
 """

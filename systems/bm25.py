@@ -34,7 +34,7 @@ descending, evalkit's ranking rule, already when the top ``k`` is cut.
 Analyzers: see :mod:`evalkit.systems.analyzers` (whitespace, simple, stem,
 spacy-lemma). Indexes are cached on disk (:mod:`evalkit.systems.bm25_index`).
 
->>> from evalkit.registry import load_system
+>>> from evalkit.pipelines.registry import load_system
 >>> run = load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=100)  # doctest: +SKIP
 """
 from __future__ import annotations
@@ -48,8 +48,8 @@ import numpy as np
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.registry import register_system
-from evalkit.stages import Retriever, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Retriever, option
 
 from . import bm25_index
 from .analyzers import ANALYZERS, get_analyzer
@@ -137,7 +137,7 @@ class BM25(Retriever):
             index = self.get_index(corpus)
             tie_rank = id_ranks(corpus.ids)
             ids = np.asarray(corpus.ids, dtype=object)
-            from evalkit.engine import LOCAL
+            from evalkit.pipelines.engine import LOCAL
 
             # on a distributed engine: query shards as tasks over one copy of the index
             hits = (self.engine or LOCAL).search(index, query_tokens, k, tie_rank, progress=len(queries) >= 1000)

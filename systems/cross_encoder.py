@@ -15,7 +15,7 @@ encoder: on a bi-encoder checkpoint, whose pooler output is near-silent, the
 logits otherwise stay at the class prior for a few hundred steps).
 
 The system implements the model only (:meth:`CrossEncoderReranker.score_pairs`,
-all pairs batched by length); :meth:`evalkit.stages.Reranker.rerank` owns
+all pairs batched by length); :meth:`evalkit.pipelines.stages.Reranker.rerank` owns
 the rest: the top ``depth`` candidates (default 10, the class's
 ``default_depth``), texts, and the merge that keeps the rest of the run below.
 The loading and scoring helpers (:func:`load_cross_encoder`, :func:`score_pairs`)
@@ -32,8 +32,8 @@ from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.systems._models.modelio import autocast, autocast_dtype, device_option, inference_precision_option, model_load_error, pick_device, resolve_model
 from evalkit.systems._models.onnx_backend import backend_option, check_backend
-from evalkit.registry import register_system
-from evalkit.stages import Reranker, check_fields, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Reranker, check_fields, option
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
 MODEL_SUBFOLDER = "model"

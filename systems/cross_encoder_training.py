@@ -43,7 +43,7 @@ def check_training_data(corpus: Corpus, queries: Queries, qrels: Qrels) -> tuple
 
 def mine_candidates(corpus: Corpus, queries: Queries, k: int) -> Run:
     """First-stage candidates from the registered ``bm25`` system (stemmed analyzer)."""
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     return load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=k)
 
@@ -110,7 +110,7 @@ def train_pairs(model: Any, examples: Sequence[tuple[str, str, float]], corpus: 
     """Binary cross-entropy on ``(query, doc, label)``; returns the mean loss per epoch."""
     import torch
 
-    from evalkit.stages import doc_text_lookup
+    from evalkit.pipelines.stages import doc_text_lookup
     from evalkit.systems.cross_encoder import pair_logits
 
     text, qtext = doc_text_lookup(corpus, options.fields), queries.as_dict()
@@ -127,7 +127,7 @@ def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Co
     """Margin ranking loss ``max(0, margin - (s(q, d+) - s(q, d-)))`` on triplets; returns the mean loss per epoch."""
     import torch
 
-    from evalkit.stages import doc_text_lookup
+    from evalkit.pipelines.stages import doc_text_lookup
     from evalkit.systems.cross_encoder import pair_logits
 
     text, qtext = doc_text_lookup(corpus, options.fields), queries.as_dict()

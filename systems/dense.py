@@ -44,8 +44,8 @@ from evalkit.systems._models.modelio import (
     autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model,
 )
 from evalkit.systems._models.onnx_backend import backend_option, check_backend
-from evalkit.registry import register_system
-from evalkit.stages import Retriever, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Retriever, option
 from evalkit.systems import embedding_cache
 from evalkit.textio import atomic_write
 
@@ -251,7 +251,7 @@ class DenseRetriever(Retriever):
         """:meth:`embed_sequences` on the system's engine (units of whole batches in its length order)."""
         if self.engine is None or not sequences:
             return self.embed_sequences(sequences, desc)
-        from evalkit.engine import Work
+        from evalkit.pipelines.engine import Work
 
         order = np.argsort([-len(s) for s in sequences], kind="stable")
         work = Work("embed_sequences", (sequences,), order=order.tolist(), batch_size=self.options.batch_size, what="windows")

@@ -62,7 +62,7 @@ def first_stage_run(system: "DenseRetriever", corpus: Corpus, queries: Queries, 
     """BM25 (stemmed) run, or the dense model's own run when re-mining."""
     if use_model:
         return system.retrieve(corpus, queries, k=depth, use_cache=False)
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     return load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=depth)
 

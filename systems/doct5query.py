@@ -32,8 +32,8 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
 from evalkit.systems._models.modelio import cache_dir, check_torch_precision, device_option, pick_device, precision_option, settings_key, weights_sha256
-from evalkit.registry import load_system, register_system
-from evalkit.stages import Retriever, option
+from evalkit.pipelines.registry import load_system, register_system
+from evalkit.pipelines.stages import Retriever, option
 from evalkit.textio import atomic_write
 
 DEFAULT_MODEL = "castorini/doc2query-t5-base-msmarco"
@@ -260,7 +260,7 @@ class DocT5Query(Retriever):
                 atomic_write(sidecar, json.dumps(self.cache_settings(corpus), indent=1) + "\n", force=True)
             ids, texts = [corpus.ids[i] for i in missing], [self._source_text(corpus, i) for i in missing]
             if self.engine is not None:  # units of whole generation batches, checkpointed by the engine
-                from evalkit.engine import Work
+                from evalkit.pipelines.engine import Work
 
                 work = Work("generate", (ids, texts), batch_size=o.generation_batch_size, what="documents")
                 batches: Any = [(ids, [list(map(str, row)) for row in self.engine.run(self, work)])]

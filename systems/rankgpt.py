@@ -18,7 +18,7 @@ order is fused with the input run (a cross-encoder run) by
     score(d) = alpha * CE_norm(d) + (1 - alpha) * LLM_norm(d),  LLM_norm(d) = 1 - (rank(d) - 1) / (N - 1)
 
 The system implements the listwise hook (:meth:`RankGPT.score_lists`); the
-base class :class:`evalkit.stages.Reranker` owns the rest: the top ``depth``
+base class :class:`evalkit.pipelines.stages.Reranker` owns the rest: the top ``depth``
 candidates (default 100), texts, and the merge that keeps the documents below
 ``depth`` in their order. Every LLM answer is cached
 (:mod:`evalkit.systems._models.llm`), so a rerun costs nothing.
@@ -32,8 +32,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.registry import register_system
-from evalkit.stages import Candidates, Reranker, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Candidates, Reranker, option
 from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words
 
 from .rankgpt_prompts import default_answer_tokens, parse_permutation, permutation_prompt
@@ -135,7 +135,7 @@ class RankGPT(LLMSystem, Reranker):
         if self.engine is None:
             orders = self.permute(candidates.queries, candidates.docs, candidates.text)
         else:  # units of whole queries (each query's windows are sequential; queries are independent)
-            from evalkit.engine import Work
+            from evalkit.pipelines.engine import Work
 
             ids = list(candidates.docs)
             work = Work("permute_queries", (ids, [candidates.queries[q] for q in ids], [list(candidates.docs[q]) for q in ids],

@@ -33,8 +33,8 @@ from typing import Any, ClassVar, Mapping
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.registry import register_system
-from evalkit.stages import Candidates, Reranker, check_fields, merge_reranked, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Candidates, Reranker, check_fields, merge_reranked, option
 from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.systems.cross_encoder import CrossEncoderReranker
 

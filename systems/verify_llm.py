@@ -28,7 +28,7 @@ the input run become NEI first (:func:`evalkit.labels.enforce_nei_share`).
 
 The system implements the model (:meth:`LLMVerifier.label_pairs`, all pairs at
 once so prompts of different claims go to the LLM together); the base class
-:class:`evalkit.stages.Labeler` owns the top ``depth`` (default 10), the texts
+:class:`evalkit.pipelines.stages.Labeler` owns the top ``depth`` (default 10), the texts
 and writing the labels onto the run.
 """
 from __future__ import annotations
@@ -40,8 +40,8 @@ from typing import Any, Callable, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, enforce_nei_share, normalize_label
-from evalkit.registry import register_system
-from evalkit.stages import Labeler, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Labeler, option
 from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words
 from evalkit.systems._models.llm.cache import Messages
 
@@ -229,7 +229,7 @@ class LLMVerifier(LLMSystem, Labeler):
 
     def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """Labels from the LLM by ``strategy``, then at least ``min_nei_share`` NEI (lowest-ranked pairs first)."""
-        from evalkit.engine import Work, run_work
+        from evalkit.pipelines.engine import Work, run_work
 
         o = self.options
         self.stats = {}

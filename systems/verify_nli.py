@@ -12,7 +12,7 @@ pairs with the least evidence probability ``P(Supports) + P(Refutes)`` become
 NEI until at least that share of labels is NEI.
 
 The system implements the model (:meth:`NLIVerifier.label_pairs`, all pairs
-batched by length); the base class :class:`evalkit.stages.Labeler` owns the
+batched by length); the base class :class:`evalkit.pipelines.stages.Labeler` owns the
 top ``depth`` (default 10), the texts and writing the labels onto the run.
 """
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numpy as np
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
 from evalkit.systems._models.modelio import device_option, precision_option
-from evalkit.registry import register_system
-from evalkit.stages import Labeler, option
+from evalkit.pipelines.registry import register_system
+from evalkit.pipelines.stages import Labeler, option
 
 
 DEFAULT_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
@@ -133,7 +133,7 @@ class NLIVerifier(Labeler):
 
     def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """The most probable label per pair, then at least ``min_nei_share`` NEI (least evidence first)."""
-        from evalkit.engine import Work, run_work
+        from evalkit.pipelines.engine import Work, run_work
 
         order = sorted(range(len(texts)), key=lambda i: len(claims[i]) + len(texts[i]))  # probabilities' own batching order
         work = Work("probability_matrix", (list(claims), list(texts)), order=order, batch_size=self.options.batch_size)

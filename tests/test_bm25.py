@@ -10,7 +10,7 @@ import pytest
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.errors import UsageError
-from evalkit.registry import get_system_class, load_system
+from evalkit.pipelines.registry import get_system_class, load_system
 from evalkit.systems import bm25_index
 from evalkit.systems.analyzers import SpacyLemma, get_analyzer
 from evalkit.systems.bm25 import BM25

@@ -11,7 +11,7 @@ pytest.importorskip("sentence_transformers")
 from evalkit.corpus import Corpus, Queries  # noqa: E402
 from evalkit.data import Qrels, Run  # noqa: E402
 from evalkit.errors import UsageError  # noqa: E402
-from evalkit.registry import get_system_class, load_system  # noqa: E402
+from evalkit.pipelines.registry import get_system_class, load_system  # noqa: E402
 from evalkit.systems.cross_encoder import CrossEncoderReranker, load_cross_encoder, score_pairs  # noqa: E402
 from evalkit.systems.cross_encoder_training import bce_examples, check_training_data, sample_random  # noqa: E402
 

@@ -10,7 +10,7 @@ import pytest
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.registry import load_system
+from evalkit.pipelines.registry import load_system
 
 from tiny_models import tiny_bert
 

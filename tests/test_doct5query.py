@@ -10,7 +10,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels
 from evalkit.errors import InputError, UsageError
 from evalkit.systems._models.modelio import weights_sha256
-from evalkit.registry import describe_options, get_system_class, load_system
+from evalkit.pipelines.registry import describe_options, get_system_class, load_system
 from evalkit.systems import doc2query_model
 from evalkit.systems.doct5query import DEFAULT_MODEL, DocT5Query, read_expansions
 from tests.tiny_models import tiny_t5

@@ -44,7 +44,7 @@ def test_device_and_precision():
 
 
 def test_torch_systems_share_device_and_precision_options():
-    from evalkit.registry import get_system_class
+    from evalkit.pipelines.registry import get_system_class
 
     from evalkit.systems._models.modelio import inference_precision_option, precision_option
 
@@ -82,7 +82,7 @@ def test_pkg_names_a_model_shipped_inside_a_python_package(tmp_path, monkeypatch
 @pytest.mark.parametrize("name", ["nli-verifier", "doct5query", "reranker-ensemble"])
 def test_int8_is_refused_where_there_is_no_onnx_backend(name):
     from evalkit.errors import UsageError
-    from evalkit.registry import load_system
+    from evalkit.pipelines.registry import load_system
 
     with pytest.raises(UsageError, match=f"{name}: precision int8 needs backend=onnx"):
         load_system(name, precision="int8")

@@ -14,7 +14,7 @@ pytest.importorskip("onnx")
 from evalkit.corpus import Corpus, Queries  # noqa: E402
 from evalkit.data import Run  # noqa: E402
 from evalkit.errors import UsageError  # noqa: E402
-from evalkit.registry import load_system, parse_set_options, get_system_class  # noqa: E402
+from evalkit.pipelines.registry import load_system, parse_set_options, get_system_class  # noqa: E402
 from evalkit.systems._models import onnx_backend  # noqa: E402
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402

@@ -7,13 +7,14 @@ import json
 import pytest
 
 from helpers import SHARED, run_cli, shared_or_skip
-from evalkit import registry
+from evalkit.pipelines import registry
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.fusion import fuse
-from evalkit.pipeline import Pipeline, judged_queries, load_config, parse_config, shipped_configs
-from evalkit.stages import Reranker, Retriever, merge_reranked, option, rerank_candidates
+from evalkit.pipelines.runner import Pipeline, judged_queries
+from evalkit.pipelines.config import load_config, parse_config, shipped_configs
+from evalkit.pipelines.stages import Reranker, Retriever, merge_reranked, option, rerank_candidates
 
 CORPUS = Corpus.from_records(
     [

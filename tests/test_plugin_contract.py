@@ -11,15 +11,16 @@ import sys
 
 import pytest
 
-from evalkit import registry
+from evalkit.pipelines import registry
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.pipeline import Pipeline, parse_config
-from evalkit.stages import DEFAULT_LABEL_DEPTH, DEFAULT_RERANK_DEPTH, Candidates, Labeler, Reranker, merge_reranked
+from evalkit.pipelines.runner import Pipeline
+from evalkit.pipelines.config import parse_config
+from evalkit.pipelines.stages import DEFAULT_LABEL_DEPTH, DEFAULT_RERANK_DEPTH, Candidates, Labeler, Reranker, merge_reranked
 
 PLUGIN = '''
-from evalkit.stages import Labeler, Reranker
+from evalkit.pipelines.stages import Labeler, Reranker
 
 
 class WordOverlap(Reranker):

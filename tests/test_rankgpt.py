@@ -11,7 +11,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
 from fake_llm_server import FakeChatServer
-from evalkit.registry import load_system
+from evalkit.pipelines.registry import load_system
 from evalkit.systems.rankgpt import window_spans
 from evalkit.systems.rankgpt_prompts import parse_permutation, permutation_prompt, truncate_words
 

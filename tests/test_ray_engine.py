@@ -14,11 +14,11 @@ pytest.importorskip("sentence_transformers")
 
 from evalkit.corpus import Corpus, Queries  # noqa: E402
 from evalkit.data import Run  # noqa: E402
-from evalkit.engine import EngineOptions, get_engine  # noqa: E402
+from evalkit.pipelines.engine import EngineOptions, get_engine  # noqa: E402
 from evalkit.errors import UsageError  # noqa: E402
 from evalkit.formats.trec_run import format_trec_run  # noqa: E402
-from evalkit.registry import load_system  # noqa: E402
-from evalkit.stages import Labeler  # noqa: E402
+from evalkit.pipelines.registry import load_system  # noqa: E402
+from evalkit.pipelines.stages import Labeler  # noqa: E402
 
 from tiny_models import SAMPLE_ABSTRACTS, tiny_bert  # noqa: E402
 
@@ -97,7 +97,7 @@ def test_a_killed_actor_is_replaced_and_the_run_is_identical(tiny, data, ray_ses
 
 def test_an_interrupted_driver_resumes_from_checkpoints(tiny, data, ray_session, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
-    from evalkit import ray_engine
+    from evalkit.pipelines import ray_engine
 
     local = rerank(tiny, data, None)
     saved = []
@@ -154,7 +154,8 @@ def test_cli_engine_ray_equals_local(tiny, tmp_path):
 def pipeline_outputs(config_text: str, corpus, queries, engine) -> dict[str, str]:
     """Every stage's run (and labels) of a pipeline, as the bytes evalkit writes."""
     from evalkit.formats.trec_run import labels_tsv
-    from evalkit.pipeline import Pipeline, parse_config
+    from evalkit.pipelines.runner import Pipeline
+    from evalkit.pipelines.config import parse_config
 
     try:
         import tomllib

@@ -5,11 +5,11 @@ from importlib import metadata
 
 import pytest
 
-from evalkit import registry
+from evalkit.pipelines import registry
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
-from evalkit.stages import Retriever, option
+from evalkit.pipelines.stages import Retriever, option
 
 
 
@@ -82,7 +82,7 @@ def test_save_and_load_round_trip(tmp_path):
 PLUGIN = '''
 import dataclasses
 from evalkit.data import Run
-from evalkit.stages import Retriever, option
+from evalkit.pipelines.stages import Retriever, option
 
 
 @dataclasses.dataclass
@@ -137,8 +137,8 @@ def test_system_modules_import_no_heavy_library():
     import sys
 
     code = (
-        "import sys, evalkit.pipeline, evalkit.cli.run\n"
-        "from evalkit.registry import get_system_class, system_names\n"
+        "import sys, evalkit.pipelines.runner, evalkit.cli.run\n"
+        "from evalkit.pipelines.registry import get_system_class, system_names\n"
         "[get_system_class(n) for n in system_names()]\n"
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'ranx') if m in sys.modules))\n"
     )

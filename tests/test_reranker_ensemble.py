@@ -12,7 +12,7 @@ from evalkit.corpus import Corpus, Queries  # noqa: E402
 from evalkit.data import Qrels, Run  # noqa: E402
 from evalkit.errors import UsageError  # noqa: E402
 from evalkit.fusion import fuse  # noqa: E402
-from evalkit.registry import get_system_class, load_system, parse_set_options  # noqa: E402
+from evalkit.pipelines.registry import get_system_class, load_system, parse_set_options  # noqa: E402
 from evalkit.systems.cross_encoder_training import negative_pools, train_triplets, triplets  # noqa: E402
 from evalkit.systems.reranker_ensemble import MemberConfig, RerankerEnsemble  # noqa: E402
 

@@ -12,7 +12,7 @@ from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS
 from fake_llm_server import FakeChatServer
-from evalkit.registry import load_system
+from evalkit.pipelines.registry import load_system
 from evalkit.systems.verify_llm import read_batched, read_label, read_yes_no
 from evalkit.systems.verify_nli import enforce_nei_share, parse_label_map
 

@@ -34,7 +34,7 @@ def demo(out_dir, force):
     from evalkit.api import score
     from evalkit.errors import UsageError
     from evalkit.formats import read_qrels
-    from evalkit.pipeline_run import run_pipeline
+    from evalkit.pipelines.run import run_pipeline
     from evalkit.report.writer import report_figures, write_report
     from evalkit.tasks.submissions import validate, write_submission
     from evalkit.textio import atomic_write, check_outputs, sidecar_of

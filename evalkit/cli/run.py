@@ -65,7 +65,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     report (every stage's run goes next to OUT as OUT-STEM.STAGE.trec).
     """
     from evalkit.errors import UsageError
-    from evalkit.pipeline_run import check_training_pair, load_pipeline, run_pipeline
+    from evalkit.pipelines.run import check_training_pair, load_pipeline, run_pipeline
     from evalkit.report.writer import report_figures
     from evalkit.textio import check_outputs, sidecar_of
 
@@ -118,7 +118,7 @@ def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_c
     """(engine name, EngineOptions): the config's ``engine``, overridden by the command line."""
     import dataclasses
 
-    from evalkit.engine import parse_engine
+    from evalkit.pipelines.engine import parse_engine
     from evalkit.errors import UsageError
 
     configured, options = parse_engine(pipeline_config.engine)
@@ -184,9 +184,9 @@ def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, 
     from evalkit.errors import UsageError
     from evalkit.formats import read_run
     from evalkit.formats.collections import read_corpus
-    from evalkit.pipeline_run import read_training, versions
-    from evalkit.seeding import seed_everything
-    from evalkit.registry import get_system_class, parse_set_options
+    from evalkit.pipelines.run import read_training, versions
+    from evalkit.pipelines.seeding import seed_everything
+    from evalkit.pipelines.registry import get_system_class, parse_set_options
 
     cls = get_system_class(system)
     if not cls.learnable:
@@ -211,10 +211,10 @@ def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, 
 @click.command("systems")
 def systems():
     """List the registered systems with their options, and the shipped pipeline configs."""
-    from evalkit.engine import distributed_work
+    from evalkit.pipelines.engine import distributed_work
     from evalkit.errors import UsageError
-    from evalkit.pipeline import shipped_configs
-    from evalkit.registry import describe_options, get_system_class, system_names
+    from evalkit.pipelines.config import shipped_configs
+    from evalkit.pipelines.registry import describe_options, get_system_class, system_names
 
     for name in system_names():
         try:

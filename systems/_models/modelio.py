@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import UsageError
-from evalkit.seeding import seed_everything  # noqa: F401 (re-exported for the systems)
+from evalkit.pipelines.seeding import seed_everything  # noqa: F401 (re-exported for the systems)
 
 MODEL_FILES = ("config.json", "modules.json", "pytorch_model.bin", "model.safetensors", "adapter_config.json")
 
@@ -93,21 +93,21 @@ PRECISIONS = ("auto", "bf16", "bfloat16", "fp16", "float16", "fp32", "float32", 
 
 def device_option() -> Any:
     """The ``device`` option of every torch-based system (resolved by :func:`pick_device`)."""
-    from evalkit.stages import option
+    from evalkit.pipelines.stages import option
 
     return option("auto", "auto (cuda, else mps, else cpu), cpu, cuda, cuda:1, mps")
 
 
 def precision_option() -> Any:
     """The ``precision`` option of every torch-based system (resolved by :func:`autocast_dtype`)."""
-    from evalkit.stages import option
+    from evalkit.pipelines.stages import option
 
     return option("auto", "mixed precision: auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32")
 
 
 def inference_precision_option() -> Any:
     """:func:`precision_option` of the systems with an ONNX backend (dense, cross-encoder): int8 too."""
-    from evalkit.stages import option
+    from evalkit.pipelines.stages import option
 
     return option("auto", "auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32 (torch); "
                           "fp32 or int8 (dynamic quantisation) with backend=onnx")

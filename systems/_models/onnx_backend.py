@@ -43,7 +43,7 @@ INSTALL_HINT = "pip install 'evalkit[onnx]' (onnxruntime and onnx)"
 
 def backend_option() -> Any:
     """The ``backend`` option of the dense retriever and the cross-encoder."""
-    from evalkit.stages import option
+    from evalkit.pipelines.stages import option
 
     return option("torch", "torch | onnx (ONNX Runtime on the CPU, exported once and cached; precision fp32 or int8)")
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.systems._models.llm.cache import AnswerCache, Messages, answer_key, cache_file
-from evalkit.stages import option
+from evalkit.pipelines.stages import option
 
 BACKENDS = {
     "openai": "evalkit.systems._models.llm.openai_http:OpenAIBackend",

@@ -15,7 +15,7 @@ without a ``name`` takes its entry-point name; a class that is not a
 Retriever, Reranker or Labeler, or a plugin that cannot be imported, is one
 :class:`~evalkit.errors.UsageError` line naming the plugin's distribution.
 
->>> from evalkit.registry import load_system
+>>> from evalkit.pipelines.registry import load_system
 >>> bm25 = load_system("bm25", analyzer="stem")          # doctest: +SKIP
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from importlib import metadata
 from typing import Any, Iterable
 
 from evalkit.errors import UsageError
-from evalkit.stages import STAGE_KINDS, System, option_fields
+from evalkit.pipelines.stages import STAGE_KINDS, System, option_fields
 
 ENTRY_POINT_GROUP = "evalkit.systems"
 _REGISTRY: dict[str, type[System]] = {}

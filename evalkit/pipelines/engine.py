@@ -12,13 +12,13 @@ for bit. Finished units are checkpointed (:class:`ChunkStore`) so a restarted
 driver pays only for what was unfinished.
 
 What goes through an engine: every reranker's :meth:`Reranker.score_pairs
-<evalkit.stages.Reranker.score_pairs>` (so plugins are distributed without
+<evalkit.pipelines.stages.Reranker.score_pairs>` (so plugins are distributed without
 knowing it), the dense encoder's window embeddings (documents and queries),
 the NLI verifier's class probabilities, the LLM verifier's prompts and every
 ``label_claim`` labeler (units of whole claims), DocT5Query's generation, and
 BM25's query batches (:meth:`Engine.search`, the index shipped once).
 
-The local engine needs nothing; the Ray engine (:mod:`evalkit.ray_engine`)
+The local engine needs nothing; the Ray engine (:mod:`evalkit.pipelines.ray_engine`)
 needs ``pip install 'evalkit[ray]'`` and is imported only when asked for.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 from evalkit.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.stages import Reranker
+    from evalkit.pipelines.stages import Reranker
 
 ENGINES = ("local", "ray")
 
@@ -130,7 +130,7 @@ def distributed_work(cls: type) -> str:
     """What of system class ``cls`` a distributed engine runs remotely, for ``evalkit systems``: its
     ``distributed`` text, else by kind (a pointwise reranker's :meth:`score_pairs`, a ``label_claim``
     labeler's claims; an overridden ``score_lists`` / ``label_pairs`` or a retriever runs in the driver)."""
-    from evalkit.stages import Labeler, Reranker
+    from evalkit.pipelines.stages import Labeler, Reranker
 
     declared = getattr(cls, "distributed", None)
     if declared is not None:
@@ -160,7 +160,7 @@ def get_engine(name: str = "local", options: EngineOptions | None = None) -> Eng
         import ray  # noqa: F401
     except ImportError:
         raise UsageError("the ray engine needs Ray: pip install 'evalkit[ray]'") from None
-    from evalkit.ray_engine import RayEngine
+    from evalkit.pipelines.ray_engine import RayEngine
 
     return RayEngine(options or EngineOptions())
 

@@ -24,7 +24,8 @@ from evalkit.errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.corpus import Corpus, Queries
     from evalkit.data import Qrels, Run
-    from evalkit.pipeline import Pipeline, PipelineConfig
+    from evalkit.pipelines.runner import Pipeline
+    from evalkit.pipelines.config import PipelineConfig
 
 Progress = Callable[[str], None]
 VERSIONED = ("torch", "transformers", "sentence-transformers", "rank-bm25", "PyStemmer", "scipy", "numpy")
@@ -53,8 +54,8 @@ def build_config(config: str, set_options: Sequence[str] = (), k: int | None = N
                  input_run: str | None = None, input_format: str = "auto") -> "PipelineConfig":
     """CONFIG as a TOML file, a shipped config name, or one registered system with ``KEY=VALUE`` options
     (a reranker or labeler then re-scores ``input_run``); with a config, options are ``STAGE.KEY=VALUE``."""
-    from evalkit.pipeline import load_config, parse_config, shipped_configs, single_system_config
-    from evalkit.registry import get_system_class, parse_set_options, system_names
+    from evalkit.pipelines.config import load_config, parse_config, shipped_configs, single_system_config
+    from evalkit.pipelines.registry import get_system_class, parse_set_options, system_names
 
     if k is not None and k <= 0:
         raise UsageError(f"--k must be positive (got {k})")
@@ -95,7 +96,8 @@ def build_config(config: str, set_options: Sequence[str] = (), k: int | None = N
 def load_pipeline(config: "str | PipelineConfig", *, set_options: Sequence[str] = (), k: int | None = None, seed: int | None = None,
                   input_run: str | None = None, input_format: str = "auto") -> "Pipeline":
     """The checked pipeline: unknown systems, bad options and unreadable run files fail here, before any corpus is read."""
-    from evalkit.pipeline import Pipeline, PipelineConfig
+    from evalkit.pipelines.runner import Pipeline
+    from evalkit.pipelines.config import PipelineConfig
 
     the_config = config if isinstance(config, PipelineConfig) else build_config(config, set_options, k, seed, input_run, input_format)
     return Pipeline(the_config, {"input": "--input-format"} if input_run else None)
@@ -119,7 +121,7 @@ def read_training(train_queries: str, train_qrels: str, corpus: "Corpus", querie
     from evalkit.corpus import check_judged_docs
     from evalkit.formats import read_qrels
     from evalkit.formats.collections import read_queries
-    from evalkit.pipeline import judged_queries
+    from evalkit.pipelines.runner import judged_queries
 
     qrels = read_qrels(train_qrels)
     queries = judged_queries(read_queries(train_queries, queries_format, None), qrels, str(train_queries), str(train_qrels))
@@ -131,7 +133,7 @@ def read_training(train_queries: str, train_qrels: str, corpus: "Corpus", querie
 
 def restrict_to_gold(queries: "Queries", gold: "Qrels", progress: Progress | None = None) -> "Queries":
     """Keep the queries the gold judges (BEIR style); refuse judged ids missing from the query file."""
-    from evalkit.pipeline import judged_queries
+    from evalkit.pipelines.runner import judged_queries
 
     gold_label = gold.source.path if gold.source else "the gold"
     kept = judged_queries(queries, gold, str(queries.source.path if queries.source else "queries"), str(gold_label))
@@ -195,16 +197,16 @@ def run_pipeline(
 ) -> PipelineResult:
     """Fit the learnable stages on ``train_queries``/``train_qrels`` (when given), then run every stage on ``queries``.
 
-    ``config`` may also be a :class:`~evalkit.pipeline.Pipeline` from
+    ``config`` may also be a :class:`~evalkit.pipelines.runner.Pipeline` from
     :func:`load_pipeline` (``set_options``, ``k`` and ``seed`` are then already
     applied and ignored here). ``gold`` keeps only the queries it judges; ``engine`` is ``"local"``
     (default), ``"ray"`` or ``(name, EngineOptions)``; ``progress`` receives
     one line per step. Nothing is written: see :meth:`PipelineResult.save`.
     """
     from evalkit.inputs import as_qrels
-    from evalkit.engine import get_engine
+    from evalkit.pipelines.engine import get_engine
     from evalkit.manifest import input_entry
-    from evalkit.pipeline import Pipeline
+    from evalkit.pipelines.runner import Pipeline
 
     check_training_pair(train_queries, train_qrels)
     pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, seed=seed)

@@ -1,4 +1,4 @@
-"""The plumbing every reranker and labeler shares (the base classes in :mod:`evalkit.stages` use it).
+"""The plumbing every reranker and labeler shares (the base classes in :mod:`evalkit.pipelines.stages` use it).
 
 * :func:`check_fields` -- the chosen text fields exist in the corpus;
 * :func:`rerank_candidates` -- each query's top ``depth`` of a run, by the ranking rule;

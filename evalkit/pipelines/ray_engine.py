@@ -1,7 +1,7 @@
 """The Ray engine: a system's model work as Ray Data ``map_batches`` over an actor pool.
 
 Each actor holds one copy of the system (one loaded model). evalkit cuts the
-items of a :class:`~evalkit.engine.Work` into units (:func:`evalkit.engine.work_units`:
+items of a :class:`~evalkit.pipelines.engine.Work` into units (:func:`evalkit.pipelines.engine.work_units`:
 the method's own processing order, whole model batches), each unit is one
 Ray Data row processed by one actor call, and the results come back by
 position, so the output is the local one bit for bit on deterministic
@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from evalkit.engine import ChunkStore, Engine, EngineOptions, Work, as_array, checkpoint_folder, chunk_key, system_fingerprint, work_units
+from evalkit.pipelines.engine import ChunkStore, Engine, EngineOptions, Work, as_array, checkpoint_folder, chunk_key, system_fingerprint, work_units
 from evalkit.errors import UsageError
 
 
