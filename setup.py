@@ -54,7 +54,7 @@ setup(
     python_requires=">=3.10",
     packages=packages + system_packages,
     package_dir={"evalkit.systems": "systems"},
-    package_data={"evalkit": ["py.typed", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
+    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     # evalkit._native: the compiled kernels of the readers (coding millions of run ids 4x faster than pyarrow, one-pass
     # blank checks); optional: without a C compiler the install goes on and evalkit uses its pure-Python twins

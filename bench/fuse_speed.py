@@ -83,15 +83,16 @@ def warm(paths: list[Path], method: str, norm: str | None, repeats: int) -> tupl
     """(evalkit.fusion.fuse, ranx.fuse) seconds per call with everything imported, compiled and read."""
     sys.path.insert(0, str(REPO))
     from evalkit import fusion
+    from evalkit.fusion import ranx_backend
     from evalkit.formats import read_run
 
     runs = [read_run(p) for p in paths]
     queries = fusion.query_union(runs, allow_partial=True)
     ours = best_call(lambda: fusion.fuse(runs, method, norm, allow_partial=True), repeats)
-    with fusion.quiet_numba():
+    with ranx_backend.quiet_numba():
         from ranx import fuse as ranx_fuse
 
-        ranx_runs = [fusion.to_ranx(r, queries) for r in runs]
+        ranx_runs = [ranx_backend.to_ranx(r, queries) for r in runs]
         ranx_method = fusion.get_method(method).ranx_name
         ranx_fuse(ranx_runs, norm=norm, method=ranx_method)  # compile (or load numba's cache)
         theirs = best_call(lambda: ranx_fuse(ranx_runs, norm=norm, method=ranx_method), repeats)

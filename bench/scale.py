@@ -53,22 +53,25 @@ def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[f
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.pipelines.registry import load_system
 
+    from evalkit.pipelines.engine import LOCAL
+
     system = load_system("cross-encoder", model=model, max_length=256, eval_batch_size=32, device="cpu", show_progress=False)
-    system.engine = engine
     start = time.perf_counter()
-    out = system.rerank(corpus, queries, run, depth=depth)
+    out = system.rerank(corpus, queries, run, depth=depth, engine=engine or LOCAL)
     return time.perf_counter() - start, format_trec_run(out, tag="ce")
 
 
 def bm25_scale(n_queries: int, n_docs: int, k: int, actors: int) -> dict:
     """BM25 top ``k`` over bench/bm25_speed.py's synthetic Zipf corpus: the index built once, then every query's
-    search in this process vs sharded over Ray tasks (the index put in the object store once, inside the timing)."""
+    search in this process vs blocks over Ray actors (the index put in the object store once, inside the timing)."""
     sys.path.insert(0, str(REPO / "bench"))
     from bm25_speed import synthetic_corpus
 
-    from evalkit.pipelines.engine import LOCAL, EngineOptions, get_engine
+    from evalkit.pipelines.engine import LOCAL, EngineOptions
+    from evalkit.pipelines.run import get_engine
     from evalkit.systems.analyzers import get_analyzer
     from evalkit.systems.bm25 import BM25, id_ranks
+    from evalkit.systems.bm25_index import Search
 
     corpus, query_texts, _ = synthetic_corpus(n_docs, 500_000)
     query_texts = (query_texts * (n_queries // len(query_texts) + 1))[:n_queries]
@@ -80,14 +83,14 @@ def bm25_scale(n_queries: int, n_docs: int, k: int, actors: int) -> dict:
     ties = id_ranks(corpus.ids)
     out = {"bm25_queries": n_queries, "bm25_docs": n_docs, "bm25_k": k, "bm25_index_build_s": round(built, 1)}
     start = time.perf_counter()
-    local = LOCAL.search(index, tokens, k, ties)
+    search = Search(index, k, ties)
+    local = LOCAL.run(search.work(tokens))
     out["bm25_local_s"] = round(time.perf_counter() - start, 2)
     engine = get_engine("ray", EngineOptions(concurrency=actors, checkpoint=False))
     start = time.perf_counter()
-    distributed = engine.search(index, tokens, k, ties)
+    distributed = engine.run(search.work(tokens))
     out[f"bm25_ray_{actors}_tasks_s"] = round(time.perf_counter() - start, 2)
-    out["bm25_ray_identical_to_local"] = all(
-        (a[0] == b[0]).all() and (a[1] == b[1]).all() for a, b in zip(local, distributed)) and len(local) == len(distributed)
+    out["bm25_ray_identical_to_local"] = bool((local == distributed).all()) and len(local) == len(distributed)
     out["bm25_ray_speedup"] = round(out["bm25_local_s"] / out[f"bm25_ray_{actors}_tasks_s"], 2)
     return out
 
@@ -106,7 +109,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from evalkit.pipelines.engine import EngineOptions, get_engine
+    from evalkit.pipelines.engine import EngineOptions
+    from evalkit.pipelines.run import get_engine
 
     model = args.model or minilm()
     results: dict = {"cpus": os.cpu_count()}

@@ -25,7 +25,7 @@ _ELSEWHERE = {  # name -> the module that holds it
     # the pipeline wing's door: running pipelines, and the contracts plugins implement (docs/plugins.md)
     **{name: "evalkit.pipelines" for name in (
         "run_pipeline", "load_pipeline", "PipelineResult", "Retriever", "Reranker", "Labeler", "option", "register_system",
-        "load_system", "Engine", "Work",
+        "load_system", "Engine", "Work", "LOCAL",
     )},
     "validate": "evalkit.tasks.submissions",
     "write_submission": "evalkit.tasks.submissions",

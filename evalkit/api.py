@@ -291,10 +291,9 @@ def fuse(
 
     Ties in the fused scores follow the ranking rule, whatever the order of the runs.
     """
-    from evalkit.fusion import fuse as _fuse
+    from evalkit.fusion.api import fuse_runs
 
-    loaded = [as_run(r, name=n) for r, n in zip(runs, _run_names(runs, None))]
-    return _fuse(loaded, method, norm, weights=weights, params=params, depth=depth, allow_partial=allow_partial, name=name)
+    return fuse_runs(*runs, method=method, norm=norm, weights=weights, params=params, depth=depth, allow_partial=allow_partial, name=name).run
 
 
 __all__ = ["CompareResult", "QrelsLike", "RunLike", "ScoreResult", "as_qrels", "as_run", "compare", "fuse", "read_qrels", "read_run",

@@ -17,17 +17,6 @@ import numpy as np
 from evalkit.ids import factorize
 
 
-def arrow_to_numpy(array, dtype, copy: bool = True) -> np.ndarray:
-    """A null-free fixed-width pyarrow Array as numpy, without pyarrow's pandas shim (slow import).
-
-    ``copy=False`` gives a read-only view that keeps the Arrow buffer alive (no copy of millions of scores).
-    """
-    buffer = array.buffers()[1]
-    itemsize = np.dtype(dtype).itemsize
-    view = np.frombuffer(buffer, dtype=dtype, count=len(array), offset=array.offset * itemsize)
-    return view.copy() if copy else view
-
-
 @dataclass(frozen=True)
 class Source:
     """Where a run or gold came from (for messages and manifests)."""

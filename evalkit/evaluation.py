@@ -142,18 +142,10 @@ def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.n
     judgments at hand while its rows go by); else numpy: a document judged for
     some query first, then the (query, document) key looked up.
     """
-    if kernels.native is not None:
-        offsets = np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1))
-        room = len(jkey_sorted)
-        qpos, rank, grade = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.float64)
-        as64 = np.ascontiguousarray
-        count = kernels.native.judged_rows(
-            as64(ranked.qidx, dtype=np.int64), as64(ranked.didx, dtype=np.int64), as64(ranked.rank, dtype=np.int64),
-            ranked.first.view(np.uint8), as64(run_query_pos, dtype=np.int64), (run_to_qdoc >= 0).view(np.uint8),
-            as64(run_to_qdoc, dtype=np.int64), as64(offsets, dtype=np.int64), as64(jkey_sorted % n_docs, dtype=np.int64),
-            as64(jg_sorted, dtype=np.float64), depth or 0, qpos, rank, grade,
-        )
-        return qpos[:count], rank[:count], grade[:count]
+    found = kernels.judged_rows(ranked.qidx, ranked.didx, ranked.rank, ranked.first, run_query_pos, run_to_qdoc,
+                                np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1)), jkey_sorted % n_docs, jg_sorted, depth)
+    if found is not None:
+        return found
     rows = np.flatnonzero((run_to_qdoc >= 0)[ranked.didx])
     qpos, rank = run_query_pos[ranked.qidx[rows]], ranked.rank[rows]
     keep = (qpos >= 0) & ranked.first[rows]

@@ -16,14 +16,12 @@ byte-wise equality.
 from __future__ import annotations
 
 import itertools
-import os
 from typing import Iterable
 
 import numpy as np
 
 from evalkit import kernels
 
-SEED = int.from_bytes(os.urandom(8), "little")  # per process, as Python's own str hashing
 
 
 def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +50,7 @@ class ArrowColumnCoder:
     """
 
     def __init__(self, max_rows: int | None = None) -> None:
-        self._factorizer = kernels.native.Factorizer(SEED) if kernels.native is not None else None
+        self._factorizer = kernels.factorizer()
         self._chunks: list = []  # without the kernel: the chunks, encoded at the end
         self._buffer = np.empty(max_rows, dtype=np.int64) if max_rows is not None and self._factorizer is not None else None
         self._parts: list[np.ndarray] = []  # without a bound: each chunk's codes
@@ -72,17 +70,13 @@ class ArrowColumnCoder:
         else:
             codes = np.empty(n, dtype=np.int64)
             self._parts.append(codes)
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=n + 1, offset=chunk.offset * 4)
-        data = chunk.buffers()[2]
-        self._factorizer.add(offsets, b"" if data is None else data, codes)
+        self._factorizer.add(chunk, codes)
         self._rows += n
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """(codes of every row added, unique values)."""
         if self._factorizer is None:
             import pyarrow as pa
-
-            from evalkit.data import arrow_to_numpy
 
             chunks = self._chunks or [pa.array([], type=pa.string())]
             column = chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, type=pa.string()).combine_chunks()
@@ -116,15 +110,22 @@ def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
     0.15 s with a ``dict`` (the fallback, and the path for ids that are not all ``str``).
     """
     values_list, universe_list = values.tolist(), universe.tolist()
-    if kernels.native is not None:
-        out = np.empty(len(values_list), dtype=np.int64)
-        try:
-            kernels.native.positions(values_list, universe_list, out, SEED)
-            return out
-        except (TypeError, ValueError):  # ids of other types, lone surrogates, a repeated universe id: the dict decides
-            pass
+    found = kernels.positions(values_list, universe_list)
+    if found is not None:
+        return found
     index = dict(zip(universe_list, range(len(universe_list))))
     return np.fromiter(map(index.get, values_list, itertools.repeat(-1)), dtype=np.int64, count=len(values_list))
+
+
+def arrow_to_numpy(array, dtype, copy: bool = True) -> np.ndarray:
+    """A null-free fixed-width pyarrow Array as numpy, without pyarrow's pandas shim (slow import).
+
+    ``copy=False`` gives a read-only view that keeps the Arrow buffer alive (no copy of millions of scores).
+    """
+    buffer = array.buffers()[1]
+    itemsize = np.dtype(dtype).itemsize
+    view = np.frombuffer(buffer, dtype=dtype, count=len(array), offset=array.offset * itemsize)
+    return view.copy() if copy else view
 
 
 def _object_array(items: list) -> np.ndarray:

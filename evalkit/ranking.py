@@ -138,10 +138,9 @@ def _first_occurrences(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, n_d
     first = np.ones(len(qidx), dtype=bool)
     if len(qidx) < 2:
         return first
-    if kernels.native is not None:
-        kernels.native.first_occurrences(np.ascontiguousarray(qidx, dtype=np.int64), np.ascontiguousarray(didx, dtype=np.int64), n_docs,
-                                  first.view(np.uint8))
-        return first
+    compiled = kernels.first_occurrences(qidx, didx, n_docs)
+    if compiled is not None:
+        return compiled
     if not _has_repeats(qidx, didx, rank):
         return first
     key = qidx.astype(np.int64) * max(n_docs, 1) + didx

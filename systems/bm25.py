@@ -49,7 +49,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.pipelines.registry import register_system
-from evalkit.pipelines.stages import Retriever, option
+from evalkit.pipelines.stages import LOCAL, Engine, Retriever, option
 
 from . import bm25_index
 from .analyzers import ANALYZERS, get_analyzer
@@ -119,8 +119,9 @@ class BM25(Retriever):
         return self.index
 
     # ------------------------------------------------------------- retrieval
-    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:
-        """Top ``k`` documents per query by BM25 score (every query listed, possibly with no hits)."""
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000, *, engine: Engine = LOCAL) -> Run:
+        """Top ``k`` documents per query by BM25 score (every query listed, possibly with no hits); the
+        search runs on ``engine`` (blocks of queries over one copy of the index)."""
         if k <= 0:
             raise UsageError(f"k must be positive (got {k})")
         present = [f for f in self.options.fields if f in corpus.fields]
@@ -137,14 +138,13 @@ class BM25(Retriever):
             index = self.get_index(corpus)
             tie_rank = id_ranks(corpus.ids)
             ids = np.asarray(corpus.ids, dtype=object)
-            from evalkit.pipelines.engine import LOCAL
-
-            # on a distributed engine: query shards as tasks over one copy of the index
-            hits = (self.engine or LOCAL).search(index, query_tokens, k, tie_rank, progress=len(queries) >= 1000)
-            for qid, (found, values) in zip(queries.ids, hits):
+            search = bm25_index.Search(index, k, tie_rank, progress=len(queries) >= 1000, name=self.name)
+            hits = np.asarray(engine.run(search.work(query_tokens)))
+            for qid, row in zip(queries.ids, hits):
+                found = row["row"][row["row"] >= 0]
                 qids.extend([qid] * len(found))
                 docs.append(ids[found])
-                scores.append(values.astype(np.float64))
+                scores.append(row["score"][: len(found)].astype(np.float64))
         run = Run.from_rows(
             qids,
             np.concatenate(docs).tolist() if docs else [],

@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import warnings
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -227,3 +228,38 @@ def load_or_build(backend: str, key: str | None, build, meta: dict[str, Any]):
     except OSError:  # another process cached it first, or the disk is full: the index is still usable
         shutil.rmtree(tmp, ignore_errors=True)
     return index
+
+
+HIT = np.dtype([("row", np.int64), ("score", np.float64)])
+
+
+@dataclass
+class Search:
+    """A BM25 index's top-``k`` search: the model work of BM25, handed to an engine as one
+    :class:`~evalkit.pipelines.engine.Work` (a distributed engine ships this object, the index with it,
+    to its workers once and searches blocks of queries there)."""
+
+    index: Any
+    k: int
+    tie_rank: np.ndarray
+    progress: bool = False
+    name: str = "bm25"
+
+    def width(self) -> int:
+        return max(1, min(self.k, len(self.tie_rank)))
+
+    def hits(self, query_tokens: Sequence[list[str]]) -> np.ndarray:
+        """``(queries, width)`` hits, best first: document row and score (row -1: no more hits)."""
+        out = np.zeros((len(query_tokens), self.width()), dtype=HIT)
+        out["row"] = -1
+        found = self.index.search(query_tokens, self.k, self.tie_rank, progress=self.progress)
+        for position, (rows, scores) in enumerate(found):
+            out["row"][position, :len(rows)] = rows
+            out["score"][position, :len(rows)] = scores
+        return out
+
+    def work(self, query_tokens: Sequence[list[str]]):
+        """The search of every query as one Work (blocks of one sparse product each; cheap to redo: not checkpointed)."""
+        from evalkit.pipelines.engine import Work
+
+        return Work(self.hits, ([list(q) for q in query_tokens],), batch_size=QUERY_BATCH, what="queries", checkpoint=False)

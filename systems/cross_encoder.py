@@ -30,7 +30,16 @@ from typing import Any, ClassVar, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
-from evalkit.systems._models.modelio import autocast, autocast_dtype, device_option, inference_precision_option, model_load_error, pick_device, resolve_model
+from evalkit.systems._models.modelio import (
+    autocast,
+    autocast_dtype,
+    device_option,
+    inference_precision_option,
+    model_load_error,
+    pair_logits,
+    pick_device,
+    resolve_model,
+)
 from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import Reranker, check_fields, option
@@ -69,18 +78,10 @@ def load_cross_encoder(name_or_path: str | Path, max_length: int, device: str = 
     if model.num_labels != 1:
         raise UsageError(f"{name_or_path}: cross-encoder has {model.num_labels} outputs; a reranker needs 1")
     if backend == "onnx":
-        from evalkit.systems._models.onnx_backend import install_onnx
+        from evalkit.systems._models.onnx_module import install_onnx
 
         install_onnx(model, "logits", precision)
     return model
-
-
-def pair_logits(model: Any, queries: Sequence[str], docs: Sequence[str], max_length: int):
-    """Raw logits ``s(q, d)`` (a 1-D tensor, with gradients) of a batch of pairs."""
-    encoded = model.tokenizer(
-        list(queries), list(docs), padding=True, truncation="longest_first", max_length=max_length, return_tensors="pt"
-    ).to(model.transformers_model.device)
-    return model.transformers_model(**encoded).logits.view(-1).float()
 
 
 def score_pairs(

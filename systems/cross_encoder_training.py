@@ -111,7 +111,7 @@ def train_pairs(model: Any, examples: Sequence[tuple[str, str, float]], corpus: 
     import torch
 
     from evalkit.pipelines.stages import doc_text_lookup
-    from evalkit.systems.cross_encoder import pair_logits
+    from evalkit.systems._models.modelio import pair_logits
 
     text, qtext = doc_text_lookup(corpus, options.fields), queries.as_dict()
     bce = torch.nn.BCEWithLogitsLoss()
@@ -128,7 +128,7 @@ def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Co
     import torch
 
     from evalkit.pipelines.stages import doc_text_lookup
-    from evalkit.systems.cross_encoder import pair_logits
+    from evalkit.systems._models.modelio import pair_logits
 
     text, qtext = doc_text_lookup(corpus, options.fields), queries.as_dict()
     ranking = torch.nn.MarginRankingLoss(margin=margin)

@@ -45,7 +45,7 @@ from evalkit.systems._models.modelio import (
 )
 from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.pipelines.registry import register_system
-from evalkit.pipelines.stages import Retriever, option
+from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
 from evalkit.systems import embedding_cache
 from evalkit.textio import atomic_write
 
@@ -131,7 +131,7 @@ class DenseRetriever(Retriever):
             if self.options.max_seq_length:
                 model.max_seq_length = self.options.max_seq_length
             if self.options.backend == "onnx":  # token embeddings from ONNX Runtime (fp32 / int8), pooling as before
-                from evalkit.systems._models.onnx_backend import install_onnx
+                from evalkit.systems._models.onnx_module import install_onnx
 
                 install_onnx(model, "features", self.options.precision)
             self._model = model
@@ -247,15 +247,11 @@ class DenseRetriever(Retriever):
             model.train(was_training)
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
-    def embed_through_engine(self, sequences: list[list[int]], desc: str) -> np.ndarray:
-        """:meth:`embed_sequences` on the system's engine (units of whole batches in its length order)."""
-        if self.engine is None or not sequences:
-            return self.embed_sequences(sequences, desc)
-        from evalkit.pipelines.engine import Work
-
+    def embed_work(self, sequences: list[list[int]], desc: str) -> Work:
+        """:meth:`embed_sequences` as one :class:`Work` (units of whole batches in its length order)."""
         order = np.argsort([-len(s) for s in sequences], kind="stable")
-        work = Work("embed_sequences", (sequences,), order=order.tolist(), batch_size=self.options.batch_size, what="windows")
-        return np.asarray(self.engine.run(self, work), dtype=np.float32)
+        return Work(self.embed_sequences, (sequences,), order=order.tolist(), batch_size=self.options.batch_size, what="windows",
+                    keywords={"desc": desc})
 
     def prepare_worker(self) -> None:
         """On an engine actor: a model loaded by the driver moves to the device its option picks there (bf16 on GPU
@@ -269,11 +265,11 @@ class DenseRetriever(Retriever):
         """The weights (engine checkpoint keys)."""
         return self.model_identity()
 
-    def encode(self, texts: Sequence[str], prefix: str, chunked: bool, desc: str = "encoding") -> np.ndarray:
-        """L2-normalised vectors: per text (mean + max)/2 over its window embeddings."""
+    def encode(self, texts: Sequence[str], prefix: str, chunked: bool, desc: str = "encoding", *, engine: Engine = LOCAL) -> np.ndarray:
+        """L2-normalised vectors: per text (mean + max)/2 over its window embeddings (the model work on ``engine``)."""
         windows = self.token_windows(texts, prefix, chunked)
         flat = [w for ws in windows for w in ws]
-        emb = self.embed_through_engine(flat, desc)
+        emb = np.asarray(engine.run(self.embed_work(flat, desc)), dtype=np.float32) if flat else self.embed_sequences(flat, desc)
         owner = np.repeat(np.arange(len(windows)), [len(ws) for ws in windows])
         if len(flat) == len(windows):  # one window each: pooling is the identity
             vectors = emb
@@ -312,7 +308,7 @@ class DenseRetriever(Retriever):
             "chunk_overlap": o.chunk_overlap, "max_seq_length": self.model.max_seq_length,
         }
 
-    def corpus_embeddings(self, corpus: Corpus, use_cache: bool = True) -> np.ndarray:
+    def corpus_embeddings(self, corpus: Corpus, use_cache: bool = True, *, engine: Engine = LOCAL) -> np.ndarray:
         """Normalised document vectors (rows aligned with ``corpus.ids``), from the cache when possible."""
         where = self.options.embedding_cache
         folder = None
@@ -323,32 +319,34 @@ class DenseRetriever(Retriever):
             if cached is not None:
                 return cached
         matrix = self.encode(self.document_texts(corpus), self.options.passage_prefix,
-                             self.options.chunking == "chunks", desc="encoding corpus")
+                             self.options.chunking == "chunks", desc="encoding corpus", engine=engine)
         if folder is not None:
             embedding_cache.store(folder, corpus.ids, settings, matrix)
         return matrix
 
-    def encode_queries(self, queries: Queries) -> np.ndarray:
-        return self.encode(queries.texts, self.options.query_prefix, chunked=False, desc="encoding queries")
+    def encode_queries(self, queries: Queries, *, engine: Engine = LOCAL) -> np.ndarray:
+        return self.encode(queries.texts, self.options.query_prefix, chunked=False, desc="encoding queries", engine=engine)
 
     # -------------------------------------------------------------- retrieve
-    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000, use_cache: bool = True) -> Run:
-        """Top ``k`` documents per query by cosine similarity (exact search)."""
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000, use_cache: bool = True, *, engine: Engine = LOCAL) -> Run:
+        """Top ``k`` documents per query by cosine similarity (exact search); the encoding runs on ``engine``."""
         if k <= 0:
             raise UsageError(f"k={k}: must be positive")
-        docs = self.corpus_embeddings(corpus, use_cache)
-        scores = search(self.encode_queries(queries), docs, k, backend=self.options.search_backend)
+        docs = self.corpus_embeddings(corpus, use_cache, engine=engine)
+        scores = search(self.encode_queries(queries, engine=engine), docs, k, backend=self.options.search_backend)
         ids = corpus.ids
         return Run.from_scores(
             {q: {ids[j]: s for j, s in hits} for q, hits in zip(queries.ids, scores)}, name=self.name
         )
 
     # -------------------------------------------------------------- learning
-    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None) -> "DenseRetriever":
-        """Fine-tune with MNRL on (query, positive, hard negatives); see :mod:`evalkit.systems.dense_training`."""
+    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None, *,
+            engine: Engine = LOCAL) -> "DenseRetriever":
+        """Fine-tune with MNRL on (query, positive, hard negatives); see :mod:`evalkit.systems.dense_training`
+        (mining runs its retrieval on ``engine``)."""
         from evalkit.systems.dense_training import train
 
-        self.training_log = train(self, corpus, queries, qrels, first_stage)
+        self.training_log = train(self, corpus, queries, qrels, first_stage, engine=engine)
         self._identity = None
         return self
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
+from evalkit.pipelines.engine import LOCAL, Engine
 from evalkit.systems._models.modelio import autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,13 +59,14 @@ def mine_hard_negatives(
     return out
 
 
-def first_stage_run(system: "DenseRetriever", corpus: Corpus, queries: Queries, depth: int, use_model: bool) -> Run:
-    """BM25 (stemmed) run, or the dense model's own run when re-mining."""
+def first_stage_run(system: "DenseRetriever", corpus: Corpus, queries: Queries, depth: int, use_model: bool,
+                    engine: Engine = LOCAL) -> Run:
+    """BM25 (stemmed) run, or the dense model's own run when re-mining (either on ``engine``)."""
     if use_model:
-        return system.retrieve(corpus, queries, k=depth, use_cache=False)
+        return system.retrieve(corpus, queries, k=depth, use_cache=False, engine=engine)
     from evalkit.pipelines.registry import load_system
 
-    return load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=depth)
+    return load_system("bm25", analyzer="stem").retrieve(corpus, queries, k=depth, engine=engine)
 
 
 def mnrl_loss(q_emb: Any, d_emb: Any, mask: Any, scale: float) -> Any:
@@ -78,7 +80,7 @@ def mnrl_loss(q_emb: Any, d_emb: Any, mask: Any, scale: float) -> Any:
 
 
 def train(system: "DenseRetriever", corpus: Corpus, queries: Queries, qrels: Qrels,
-          first_stage: Run | None = None) -> list[dict[str, float]]:
+          first_stage: Run | None = None, *, engine: Engine = LOCAL) -> list[dict[str, float]]:
     """Fine-tune ``system.model`` in place; returns one ``{"epoch", "loss", "steps", "hard_negatives"}`` per epoch."""
     import torch
     from transformers import get_linear_schedule_with_warmup
@@ -101,13 +103,13 @@ def train(system: "DenseRetriever", corpus: Corpus, queries: Queries, qrels: Qre
     scaler = grad_scaler(device, dtype)
     inference_length = model.max_seq_length
     try:
-        return _epochs(system, corpus, train_queries, positives, first_stage, optimizer, scheduler, scaler, dtype, rng)
+        return _epochs(system, corpus, train_queries, positives, first_stage, optimizer, scheduler, scaler, dtype, rng, engine)
     finally:
         model.max_seq_length = inference_length
         model.eval()
 
 
-def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, scheduler, scaler, dtype, rng):
+def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, scheduler, scaler, dtype, rng, engine=LOCAL):
     """The training loop proper (see :func:`train`)."""
     import torch
     from tqdm.auto import tqdm
@@ -135,7 +137,7 @@ def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, sc
             if epoch == 0 and first_stage is not None:
                 run = first_stage
             else:
-                run = first_stage_run(system, corpus, train_queries, o.hard_negative_depth, use_model=epoch > 0)
+                run = first_stage_run(system, corpus, train_queries, o.hard_negative_depth, use_model=epoch > 0, engine=engine)
             negatives = mine_hard_negatives(positives, run, o.n_hard_negatives)
         rng.shuffle(pairs)
         model.train()

@@ -33,7 +33,7 @@ from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
 from evalkit.systems._models.modelio import cache_dir, check_torch_precision, device_option, pick_device, precision_option, settings_key, weights_sha256
 from evalkit.pipelines.registry import load_system, register_system
-from evalkit.pipelines.stages import Retriever, option
+from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
 from evalkit.textio import atomic_write
 
 DEFAULT_MODEL = "castorini/doc2query-t5-base-msmarco"
@@ -246,8 +246,11 @@ class DocT5Query(Retriever):
                 "no_repeat_ngram_size": o.no_repeat_ngram_size, "max_new_tokens": o.max_new_tokens,
                 "max_input_length": o.max_input_length, "seed": o.seed}
 
-    def expand(self, corpus: Corpus) -> dict[str, list[str]]:
-        """``{doc id: n expansions}`` for every document, generating only those not in the expansions file."""
+    def expand(self, corpus: Corpus, *, engine: Engine = LOCAL) -> dict[str, list[str]]:
+        """``{doc id: n expansions}`` for every document, generating only those not in the expansions file.
+
+        Locally the expansions are appended batch by batch as they come (an interrupted run resumes); a
+        distributed ``engine`` generates in units of whole batches, checkpointed by the engine."""
 
         o = self.options
         path = self.expansions_file(corpus)
@@ -259,11 +262,9 @@ class DocT5Query(Retriever):
             if complete == 0 and not sidecar.exists():
                 atomic_write(sidecar, json.dumps(self.cache_settings(corpus), indent=1) + "\n", force=True)
             ids, texts = [corpus.ids[i] for i in missing], [self._source_text(corpus, i) for i in missing]
-            if self.engine is not None:  # units of whole generation batches, checkpointed by the engine
-                from evalkit.pipelines.engine import Work
-
-                work = Work("generate", (ids, texts), batch_size=o.generation_batch_size, what="documents")
-                batches: Any = [(ids, [list(map(str, row)) for row in self.engine.run(self, work)])]
+            if engine.distributed:
+                work = Work(self.generate, (ids, texts), batch_size=o.generation_batch_size, what="documents")
+                batches: Any = [(ids, [list(map(str, row)) for row in engine.run(work)])]
             else:
                 batches = self.generation_batches(ids, texts)
             with open(path, "r+b" if path.exists() else "wb") as handle:
@@ -285,8 +286,7 @@ class DocT5Query(Retriever):
         passed = {k: v for k, v in (("analyzer", o.analyzer), ("k1", o.k1), ("b", o.b)) if v is not None}
         return load_system("bm25", fields=[*o.fields, "expansions"], **passed)
 
-    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:
-        expanded = expanded_corpus(corpus, self.expand(corpus))
-        bm25 = self.bm25()
-        bm25.engine = self.engine
-        return bm25.retrieve(expanded, queries, k=k).with_name(self.name)
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000, *, engine: Engine = LOCAL) -> Run:
+        """BM25 over the documents with their expansions (generation and search on ``engine``)."""
+        expanded = expanded_corpus(corpus, self.expand(corpus, engine=engine))
+        return self.bm25().retrieve(expanded, queries, k=k, engine=engine).with_name(self.name)

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.pipelines.registry import register_system
-from evalkit.pipelines.stages import Candidates, Reranker, option
+from evalkit.pipelines.stages import LOCAL, Candidates, Engine, Reranker, Work, option
 from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words
 
 from .rankgpt_prompts import default_answer_tokens, parse_permutation, permutation_prompt
@@ -130,17 +130,15 @@ class RankGPT(LLMSystem, Reranker):
         orders = self.permute(dict(zip(query_ids, query_texts)), dict(zip(query_ids, doc_lists)), texts.__getitem__)
         return [json.dumps(orders[q]) for q in query_ids]
 
-    def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
-        """The listwise hook: ``depth - position`` in the LLM's order, or its alpha fusion with the input run."""
-        if self.engine is None:
-            orders = self.permute(candidates.queries, candidates.docs, candidates.text)
-        else:  # units of whole queries (each query's windows are sequential; queries are independent)
-            from evalkit.pipelines.engine import Work
+    def score_lists(self, candidates: Candidates, engine: Engine = LOCAL) -> dict[str, dict[str, float]]:
+        """The listwise hook: ``depth - position`` in the LLM's order, or its alpha fusion with the input run.
 
-            ids = list(candidates.docs)
-            work = Work("permute_queries", (ids, [candidates.queries[q] for q in ids], [list(candidates.docs[q]) for q in ids],
-                                            [[candidates.text(d) for d in candidates.docs[q]] for q in ids]), batch_size=4, what="queries")
-            orders = {q: json.loads(str(order)) for q, order in zip(ids, self.engine.run(self, work))}
+        The LLM calls run on ``engine`` in units of whole queries (each query's windows are sequential;
+        queries are independent)."""
+        ids = list(candidates.docs)
+        work = Work(self.permute_queries, (ids, [candidates.queries[q] for q in ids], [list(candidates.docs[q]) for q in ids],
+                                           [[candidates.text(d) for d in candidates.docs[q]] for q in ids]), batch_size=4, what="queries")
+        orders = {q: json.loads(str(order)) for q, order in zip(ids, engine.run(work))}
         if self.stats.get("unparsed"):
             print(f"rankgpt: {self.stats['unparsed']} of {self.stats['prompts']} answers named no passage "
                   "(input order kept there)", file=sys.stderr)

@@ -34,7 +34,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.pipelines.registry import register_system
-from evalkit.pipelines.stages import Candidates, Reranker, check_fields, merge_reranked, option
+from evalkit.pipelines.stages import LOCAL, Candidates, Engine, Reranker, check_fields, merge_reranked, option
 from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.systems.cross_encoder import CrossEncoderReranker
 
@@ -194,16 +194,10 @@ class RerankerEnsemble(Reranker):
             self.members = [self.new_member(config) for config in self.member_configs]
         return self.members
 
-    def engine_parts(self) -> list[CrossEncoderReranker]:
-        """The member rerankers (an engine distributes their model calls)."""
-        return self.active_members()
-
-    def member_runs(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> list[Run]:
-        """Each member's rerank of the top ``depth`` of ``run`` (named ``member-i``)."""
+    def member_runs(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None, *, engine: Engine = LOCAL) -> list[Run]:
+        """Each member's rerank of the top ``depth`` of ``run`` on ``engine`` (named ``member-i``)."""
         depth = self.rerank_depth(depth)
-        for member in self.active_members():
-            member.engine = self.engine
-        return [m.rerank(corpus, queries, run, depth).with_name(f"member-{i}") for i, m in enumerate(self.active_members())]
+        return [m.rerank(corpus, queries, run, depth, engine=engine).with_name(f"member-{i}") for i, m in enumerate(self.active_members())]
 
     def fused_scores(self, member_runs: list[Run], depth: int) -> dict[str, dict[str, float]]:
         """``{query: {doc: score}}`` of the RRF of the members' top ``depth`` (:func:`evalkit.fusion.fuse`)."""
@@ -218,12 +212,11 @@ class RerankerEnsemble(Reranker):
         depth = self.rerank_depth(depth)
         return merge_reranked(run, self.fused_scores(member_runs, depth), depth).with_name(self.name)
 
-    def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
-        """The listwise hook: each member scores the candidates (its model call, through the engine), then RRF."""
+    def score_lists(self, candidates: Candidates, engine: Engine = LOCAL) -> dict[str, dict[str, float]]:
+        """The listwise hook: each member scores the candidates (its model call on ``engine``), then RRF."""
         runs = []
         for i, member in enumerate(self.active_members()):
-            member.engine = self.engine
-            runs.append(Run.from_scores(member.score_lists(candidates), name=f"member-{i}"))
+            runs.append(Run.from_scores(member.score_lists(candidates, engine), name=f"member-{i}"))
         fused = self.fused_scores(runs, candidates.depth)
         return {q: fused.get(q, {}) for q in candidates.docs}
 

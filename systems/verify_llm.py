@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, enforce_nei_share, normalize_label
 from evalkit.pipelines.registry import register_system
-from evalkit.pipelines.stages import Labeler, option
+from evalkit.pipelines.stages import LOCAL, Engine, Labeler, Work, option
 from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words
 from evalkit.systems._models.llm.cache import Messages
 
@@ -227,15 +227,13 @@ class LLMVerifier(LLMSystem, Labeler):
             return self.batched(pairs, list(query_ids))
         return getattr(self, o.strategy.replace("-", "_"))(pairs)
 
-    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
-        """Labels from the LLM by ``strategy``, then at least ``min_nei_share`` NEI (lowest-ranked pairs first)."""
-        from evalkit.pipelines.engine import Work, run_work
-
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str], engine: Engine = LOCAL) -> list[str]:
+        """Labels from the LLM by ``strategy`` (the calls on ``engine``), then at least ``min_nei_share`` NEI (lowest-ranked pairs first)."""
         o = self.options
         self.stats = {}
-        work = Work("strategy_labels", (list(claims), list(texts), list(query_ids)), groups=list(query_ids),
+        work = Work(self.strategy_labels, (list(claims), list(texts), list(query_ids)), groups=list(query_ids),
                     batch_size=max(o.batch_pairs, 8), what="pairs")
-        labels = [str(label) for label in run_work(self, work)]
+        labels = [str(label) for label in engine.run(work)]
         ranks, previous, position = [], None, 0
         for q in query_ids:  # pairs come grouped by query, in rank order
             position = position + 1 if q == previous else 1

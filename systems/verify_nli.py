@@ -26,7 +26,7 @@ from evalkit.errors import UsageError
 from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
 from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.pipelines.registry import register_system
-from evalkit.pipelines.stages import Labeler, option
+from evalkit.pipelines.stages import LOCAL, Engine, Labeler, Work, option
 
 
 DEFAULT_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
@@ -131,13 +131,11 @@ class NLIVerifier(Labeler):
         probs = self.probabilities(list(zip(claims, texts)))
         return np.array([[p.get(label, 0.0) for label in LABELS] for p in probs], dtype=np.float64).reshape(len(probs), len(LABELS))
 
-    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
-        """The most probable label per pair, then at least ``min_nei_share`` NEI (least evidence first)."""
-        from evalkit.pipelines.engine import Work, run_work
-
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str], engine: Engine = LOCAL) -> list[str]:
+        """The most probable label per pair (the model work on ``engine``), then at least ``min_nei_share`` NEI (least evidence first)."""
         order = sorted(range(len(texts)), key=lambda i: len(claims[i]) + len(texts[i]))  # probabilities' own batching order
-        work = Work("probability_matrix", (list(claims), list(texts)), order=order, batch_size=self.options.batch_size)
-        matrix = np.asarray(run_work(self, work), dtype=np.float64)
+        work = Work(self.probability_matrix, (list(claims), list(texts)), order=order, batch_size=self.options.batch_size)
+        matrix = np.asarray(engine.run(work), dtype=np.float64)
         probs = [dict(zip(LABELS, row.tolist())) for row in matrix.reshape(len(texts), len(LABELS))]
         labels = [max(LABELS, key=lambda label: p.get(label, 0.0)) for p in probs]
         evidence = [1.0 - p.get(NEI, 0.0) for p in probs]

@@ -117,12 +117,10 @@ def test_detect():
 
 
 def test_collection_formats_are_registered_like_run_and_gold_formats(cli):
-    from evalkit import corpus_formats
     from evalkit.formats import formats
 
     names = [f.name for f in formats("collection")]
     assert names == ["pickle", "parquet", "beir-jsonl", "trec-sgml", "smart", "table", "id-text"]  # sniffing order
-    assert corpus_formats.FORMATS == tuple(names) and corpus_formats.read_corpus is read_corpus  # the old name still works
     listed = cli("formats")
     assert listed.returncode == 0 and all(f"\n{name} " in listed.stdout for name in names)
     assert listed.stdout.startswith("trec-qrels ")  # run and gold formats first, as before

@@ -1,4 +1,4 @@
-"""Native fusion (evalkit.fusion_native) equals ranx's own ``fuse`` to 1e-12, with the same ranking, for every
+"""Native fusion (evalkit.fusion.native) equals ranx's own ``fuse`` to 1e-12, with the same ranking, for every
 native method under every normalisation: on synthetic runs full of edge cases and on real CheckThat! 4b dev runs.
 
 ranx is called once per case in module-scoped fixtures (its numba compilation is cached on disk after the
@@ -19,7 +19,9 @@ import numpy as np
 import pytest
 
 from helpers import CT4B, run_cli
-from evalkit import fusion, fusion_native
+from evalkit import fusion
+from evalkit.fusion import native as fusion_native
+from evalkit.fusion import ranx_backend
 from evalkit.data import Run
 
 PARAMS = {
@@ -65,7 +67,7 @@ def synthetic_runs(seed: int = 0) -> list[Run]:
 
 
 def ranx_runs(runs, queries, depth=None):
-    return [fusion.to_ranx(r, queries, depth) for r in runs]
+    return [ranx_backend.to_ranx(r, queries, depth) for r in runs]
 
 
 def in_evalkit_order(normalised, originals):
@@ -112,7 +114,7 @@ def ranx_reference(runs, queries, method, norm, params, depth=None) -> dict:
     params = dict(params)
     if "weights" in params:
         params["weights"] = params["weights"][: len(runs)]
-    with fusion.quiet_numba():
+    with ranx_backend.quiet_numba():
         originals = ranx_runs(runs, queries, depth)
         if norm == "borda" and method in fusion_native.POSITION_METHODS:
             return fusion_switch(ranx_name)(in_evalkit_order(borda_norm(originals), originals), **params).to_dict()

@@ -39,7 +39,7 @@ def test_factorize_arrow_on_a_slice_and_a_fresh_seed(kernel, monkeypatch):
     sliced = pa.array(["skipped"] * 13 + values, type=pa.string()).slice(13)  # offsets not starting at 0
     expected = ids.factorize(values)
     for seed in (0, 1, 2**64 - 1):
-        monkeypatch.setattr(ids, "SEED", seed)
+        monkeypatch.setattr(kernels, "SEED", seed)
         codes, uniques = ids.factorize_arrow(sliced)
         assert codes.tolist() == expected[0].tolist() and uniques.tolist() == expected[1].tolist()
 

@@ -17,7 +17,7 @@ from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.pipelines.runner import Pipeline
 from evalkit.pipelines.config import parse_config
-from evalkit.pipelines.stages import DEFAULT_LABEL_DEPTH, DEFAULT_RERANK_DEPTH, Candidates, Labeler, Reranker, merge_reranked
+from evalkit.pipelines.stages import DEFAULT_LABEL_DEPTH, DEFAULT_RERANK_DEPTH, Candidates, Engine, Labeler, Reranker, merge_reranked
 
 PLUGIN = '''
 from evalkit.pipelines.stages import Labeler, Reranker
@@ -117,18 +117,17 @@ def test_default_depth_is_one_constant_overridable_by_the_class(plugin_module):
 def test_model_calls_go_through_one_score_pairs_call_on_the_engine(plugin_module):
     calls = []
 
-    class Recording:
+    class Recording(Engine):
         name = "recording"
 
-        def score_pairs(self, system, queries, texts):
-            calls.append((list(queries), list(texts)))
-            return system.score_pairs(queries, texts)
+        def run(self, work):
+            calls.append(tuple(list(column) for column in work.columns))
+            return super().run(work)
 
     reranker = named(plugin_module.WordOverlap, "overlap")()
-    reranker.engine = Recording()
     two = Queries(["q1", "q2"], ["sea level rise", "ice"])
     run = Run.from_lists({"q1": ["d4", "d1", "d5"], "q2": ["d1", "d3"]})
-    out = reranker.rerank(corpus(), two, run, depth=2)
+    out = reranker.rerank(corpus(), two, run, depth=2, engine=Recording())
     assert calls == [(["sea level rise", "sea level rise", "ice", "ice"], ["nothing", "ice melts", "ice melts", "sea ice rise level"])]
     assert out.to_lists() == {"q1": ["d4", "d1", "d5"], "q2": ["d3", "d1"]}
 

@@ -14,7 +14,8 @@ pytest.importorskip("sentence_transformers")
 
 from evalkit.corpus import Corpus, Queries  # noqa: E402
 from evalkit.data import Run  # noqa: E402
-from evalkit.pipelines.engine import EngineOptions, get_engine  # noqa: E402
+from evalkit.pipelines.engine import LOCAL, EngineOptions  # noqa: E402
+from evalkit.pipelines.run import get_engine  # noqa: E402
 from evalkit.errors import UsageError  # noqa: E402
 from evalkit.formats.trec_run import format_trec_run  # noqa: E402
 from evalkit.pipelines.registry import load_system  # noqa: E402
@@ -53,9 +54,8 @@ def data():
 
 def rerank(tiny, data, engine, cls=None):
     system = (cls or type(load_system("cross-encoder")))(model=tiny, **CE)
-    system.engine = engine
     corpus, queries, first = data
-    return format_trec_run(system.rerank(corpus, queries, first, depth=10), tag="ce")
+    return format_trec_run(system.rerank(corpus, queries, first, depth=10, engine=engine or LOCAL), tag="ce")
 
 
 def test_ray_run_is_byte_identical_to_local(tiny, data, ray_session, tmp_path, monkeypatch):
@@ -148,7 +148,7 @@ def test_cli_engine_ray_equals_local(tiny, tmp_path):
     manifest = json.loads((tmp_path / "ray.trec.manifest.json").read_text())
     assert manifest["options"]["engine"]["name"] == "ray"
     bad = subprocess.run([*base, "--out", "x.trec", "--ray-actors", "2"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "need --engine ray" in bad.stderr
+    assert bad.returncode == 2 and "need the ray engine" in bad.stderr
 
 
 def pipeline_outputs(config_text: str, corpus, queries, engine) -> dict[str, str]:
@@ -161,7 +161,7 @@ def pipeline_outputs(config_text: str, corpus, queries, engine) -> dict[str, str
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
-    runs = Pipeline(parse_config(tomllib.loads(config_text)), engine=engine).run(corpus, queries)
+    runs = Pipeline(parse_config(tomllib.loads(config_text))).run(corpus, queries, engine=engine or LOCAL)
     out = {name: format_trec_run(run, tag=name) for name, run in runs.items()}
     out.update({f"{name}.labels": labels_tsv(run) for name, run in runs.items() if run.labels is not None})
     return out
@@ -216,9 +216,9 @@ options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Eno
     assert distributed.keys() == local.keys() and "labels.labels" in local
     for name in local:
         assert distributed[name] == local[name], name
-    # every model stage went through the engine: windows, expansions, pairs, probabilities; BM25 as query shards
-    assert set(engine.stats.items) == {"search", "generate", "embed_sequences", "score_pairs", "probability_matrix"}
-    assert engine.stats.items["generate"] == 12 and engine.stats.items["search"] == 2 * 6 and engine.stats.from_checkpoint == 0
+    # every model stage went through the engine: windows, expansions, pairs, probabilities; BM25 as query blocks
+    assert set(engine.stats.items) == {"hits", "generate", "embed_sequences", "score_pairs", "probability_matrix"}
+    assert engine.stats.items["generate"] == 12 and engine.stats.items["hits"] == 2 * 6 and engine.stats.from_checkpoint == 0
 
 
 def keyword_labeler() -> Labeler:
@@ -244,13 +244,12 @@ def test_labelers_on_ray_equal_local(strategy, ray_session, tmp_path, monkeypatc
     with FakeChatServer(oracle) as server:
         for cache in ("local", "ray"):  # separate answer caches: the Ray actors really ask the server
             monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / cache))
-            engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1)) if cache == "ray" else None
+            engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1)) if cache == "ray" else LOCAL
             labelers = [load_system("llm-verifier", backend="openai", model="fake", base_url=server.base_url, strategy=strategy, retry_wait=0.01,
                                     batch_pairs=3, min_nei_share=0.2), keyword_labeler()]
             outputs = []
             for labeler in labelers:
-                labeler.engine = engine
-                outputs.append(labeler.label(corpus, queries, run, depth=7).labels.tolist())
+                outputs.append(labeler.label(corpus, queries, run, depth=7, engine=engine).labels.tolist())
             if cache == "local":
                 local, asked = outputs, len(server.requests)
             else:
@@ -273,9 +272,9 @@ def test_rankgpt_on_ray_equals_local(ray_session, tmp_path, monkeypatch):
             monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / cache))
             system = load_system("rankgpt", backend="openai", model="fake", base_url=server.base_url, retry_wait=0.01,
                                  window=8, step=4, passage_words=3, fuse_alpha=0.4)
-            system.engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1)) if cache == "ray" else None
-            outputs[cache] = format_trec_run(system.rerank(corpus, queries, run, depth=20), tag="rankgpt")
+            engine = get_engine("ray", EngineOptions(concurrency=2, chunk_batches=1)) if cache == "ray" else LOCAL
+            outputs[cache] = format_trec_run(system.rerank(corpus, queries, run, depth=20, engine=engine), tag="rankgpt")
             if cache == "local":
                 asked = len(server.requests)
         assert outputs["ray"] == outputs["local"]
-        assert len(server.requests) == 2 * asked and system.engine.stats.items == {"permute_queries": 9}
+        assert len(server.requests) == 2 * asked and engine.stats.items == {"permute_queries": 9}

@@ -19,9 +19,9 @@ TASK = "checkthat2025-4b"
 
 def example_files() -> tuple[Path, Path]:
     """The shipped example collection (JSONL) and query/gold file (4b TSV)."""
-    import evalkit.systems
+    from evalkit.pipelines.config import systems_folder
 
-    folder = Path(evalkit.systems.__file__).parent / "examples"
+    folder = systems_folder("examples")
     return folder / "collection.jsonl", folder / "tweets.tsv"
 
 

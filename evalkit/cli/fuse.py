@@ -47,16 +47,6 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, float]:
     return params
 
 
-def _plain(value):
-    """Numbers and tuples of numbers from ranx (numpy types) as plain Python values."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The fused TREC run.")
@@ -86,86 +76,27 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
     LLM_norm = 1 - (rank - 1)/(N - 1)). List submissions have no scores:
     they are fused through their ranks (score = depth + 1 - rank).
     """
-    from evalkit import fusion
-    from evalkit.errors import UsageError
-    from evalkit.formats import read_qrels, read_run
     from evalkit.formats.trec_run import format_trec_run
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
-    from evalkit.metrics import parse_metric
+    from evalkit.fusion.api import fuse_runs, plain
+    from evalkit.manifest import write_sidecar
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-    chosen = fusion.get_method(method)
-    norm = fusion.check_norm(norm)
-    the_weights = parse_weights(weights)
-    extra = parse_params(params)
-    if alpha is not None:
-        if chosen.name != "alpha":
-            raise UsageError("--alpha applies to --method alpha")
-        extra["alpha"] = alpha
-    if depth is not None and depth <= 0:
-        raise UsageError(f"--depth must be positive (got {depth})")
-    if len(runs) < 2:
-        raise UsageError("fusion needs at least two runs")
-    # fail before reading anything
-    if optimize_on:
-        fusion.check_optimizable(chosen.name)
-    elif chosen.supervised:
-        raise UsageError(f"fusion method {chosen.name} is trained on a gold file: give --optimize-on GOLD")
-    elif chosen.ranx_name is not None:
-        fusion.resolve_params(chosen, len(runs), the_weights, rrf_k, extra)
-    if metric is not None and not optimize_on:
-        raise UsageError("--metric applies to --optimize-on")
-    if optimize_on:
-        from evalkit.tasks import detect_task
-
-        qrels = read_qrels(optimize_on)
-        task = detect_task(qrels.source.format)
-        metric = metric or task.official_metrics()[0].label
-        fusion.ranx_metric(metric)
-        if not 0 < step <= 1:
-            raise UsageError(f"--step must lie in (0, 1] (got {step})")
     check_outputs([out_path, sidecar_of(out_path)], force, inputs=[*runs, optimize_on])
-    loaded = [read_run(path, run_format) for path in runs]
-    fusion.query_union(loaded, allow_partial)
-    for run in loaded:
-        for message in run.warnings:
-            warn(message)
-        if not run.is_scored:
-            click.echo(f"note: {run.source.path} has no scores (a list submission): fused through its ranks, score = depth + 1 - rank", err=True)
-    inputs = [input_entry("run", run.source) for run in loaded]
-    if optimize_on:
-        inputs.append(input_entry("optimize-on", qrels.source))
-        best = fusion.optimize(loaded, qrels, chosen.name, norm, metric, step=step, depth=depth, allow_partial=allow_partial)
-        extra.update(best)
-        shown = {k: _plain(v) for k, v in best.items()}
-        readable = ", ".join(f"{k} = {v}" for k, v in shown.items() if not isinstance(v, list) or len(v) <= len(loaded))
-        click.echo(f"chosen on {optimize_on} for {metric}: {readable or 'trained parameters'}")
-    if "weights" in extra:
-        the_weights = None  # chosen on the gold
-    fused = fusion.fuse(
-        loaded, chosen.name, norm, weights=the_weights, rrf_k=rrf_k, params=extra, depth=depth, allow_partial=allow_partial, name=tag or chosen.name
+    result = fuse_runs(
+        *runs, method=method, norm=norm, weights=parse_weights(weights), rrf_k=rrf_k, alpha=alpha, params=parse_params(params), depth=depth,
+        optimize_on=optimize_on, metric=metric, step=step, name=tag, run_format=run_format, allow_partial=allow_partial,
     )
-    if optimize_on:
-        label = parse_metric(metric).label
-        score = task.score(fused, qrels, [metric], allow_partial=True)
-        click.echo(f"fused run on {optimize_on}: {label} {score.values.get(label, score.official_value):.4f}")
-    text = format_trec_run(fused, tag=tag or chosen.name)
-    if chosen.name == "alpha":
-        effective = {"alpha": extra.get("alpha", fusion.DEFAULT_ALPHA)}
-    elif chosen.supervised:
-        effective = {k: "trained" for k in extra}
-    else:
-        effective = fusion.resolve_params(chosen, len(loaded), the_weights, rrf_k, extra)
-    options = {
-        "method": chosen.name,
-        "norm": norm if chosen.ranx_name else None,
-        "params": {k: _plain(v) if k != "k" else v for k, v in effective.items()},
-        "depth": depth,
-        "optimize_on": optimize_on,
-        "metric": metric,
-        "allow_partial": allow_partial,
-    }
-    atomic_write(out_path, text, force=force)
-    write_sidecar(out_path, build_manifest(None, inputs, options, command="fuse"))
-    click.echo(f"wrote {out_path} ({len(fused.query_ids)} queries, {fused.n_rows} rows, {chosen.name}) and {out_path}.manifest.json", err=True)
-
+    for message in result.warnings:
+        warn(message)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if result.chosen is not None:
+        shown = {k: plain(v) for k, v in result.chosen.items()}
+        readable = ", ".join(f"{k} = {v}" for k, v in shown.items() if not isinstance(v, list) or len(v) <= len(runs))
+        click.echo(f"chosen on {optimize_on} for {result.manifest['options']['metric']}: {readable or 'trained parameters'}")
+        label, value = result.dev_score
+        click.echo(f"fused run on {optimize_on}: {label} {value:.4f}")
+    fused = result.run
+    atomic_write(out_path, format_trec_run(fused, tag=tag or result.method), force=force)
+    write_sidecar(out_path, result.manifest)
+    click.echo(f"wrote {out_path} ({len(fused.query_ids)} queries, {fused.n_rows} rows, {result.method}) and {out_path}.manifest.json", err=True)

@@ -1,7 +1,6 @@
 """``evalkit run`` (a pipeline or one system -> run, submission, report), ``evalkit train`` and ``evalkit systems``."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -65,6 +64,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     report (every stage's run goes next to OUT as OUT-STEM.STAGE.trec).
     """
     from evalkit.errors import UsageError
+    from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.run import check_training_pair, load_pipeline, run_pipeline
     from evalkit.report.writer import report_figures
     from evalkit.textio import check_outputs, sidecar_of
@@ -75,7 +75,9 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     # unknown systems, options and unreadable run files fail here, before the corpus is read
     pipeline = load_pipeline(config, set_options=set_pairs, k=k, seed=seed, input_run=input_run, input_format=input_format)
     pipeline_config = pipeline.config
-    engine_choice = engine_settings(pipeline_config, engine_name, ray_address, ray_actors, ray_chunk_batches, ray_num_cpus, ray_num_gpus)
+    engine_options = {"address": ray_address, "concurrency": ray_actors, "chunk_batches": ray_chunk_batches, "num_cpus": ray_num_cpus,
+                      "num_gpus": ray_num_gpus}
+    engine_choice(pipeline_config, engine_name, **engine_options)  # a bad combination is refused before any work
     out = Path(out_path)
     stem = out.name.rsplit(".", 1)[0]
     stage_paths = {s.name: out.with_name(f"{stem}.{s.name}.trec") for s in pipeline_config.stages} if report_path else {}
@@ -99,7 +101,8 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         the_gold = read_qrels(gold)
     result = run_pipeline(
         pipeline, corpus, queries, gold=the_gold, train_queries=train_queries, train_qrels=train_qrels, corpus_format=corpus_format,
-        queries_format=queries_format, mapping=mapping, trust_pickle=trust_pickle, engine=engine_choice, progress=_echo,
+        queries_format=queries_format, mapping=mapping, trust_pickle=trust_pickle, engine=engine_name,
+        engine_options=engine_options, progress=_echo,
     )
     if submission_target:  # first: an invalid submission is refused before anything is written
         from evalkit.tasks.submissions import write_submission
@@ -111,23 +114,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         _echo(f"wrote {path}" + (f" ({len(result.run.query_ids)} queries)" if path == out else ""))
     stage_runs = [_write_stage(result.stages[name], f"{stem}.{name}", path, force) for name, path in stage_paths.items()]
     if the_gold is not None:
-        _score_and_report(result, the_gold, stage_runs, report_path, pipeline.engine.name, force)
-
-
-def engine_settings(pipeline_config, name, address, actors, chunk_batches, num_cpus, num_gpus):
-    """(engine name, EngineOptions): the config's ``engine``, overridden by the command line."""
-    import dataclasses
-
-    from evalkit.pipelines.engine import parse_engine
-    from evalkit.errors import UsageError
-
-    configured, options = parse_engine(pipeline_config.engine)
-    overrides = {"address": address, "concurrency": actors, "chunk_batches": chunk_batches, "num_cpus": num_cpus, "num_gpus": num_gpus}
-    given = {k: v for k, v in overrides.items() if v is not None}
-    chosen = name or configured
-    if given and chosen != "ray":
-        raise UsageError("--ray-address, --ray-actors, --ray-chunk-batches, --ray-num-cpus and --ray-num-gpus need --engine ray")
-    return chosen, dataclasses.replace(options, **given)
+        _score_and_report(result, the_gold, stage_runs, report_path, force)
 
 
 def _write_stage(run, name: str, path: Path, force: bool):
@@ -144,29 +131,19 @@ def _write_stage(run, name: str, path: Path, force: bool):
     return replace(run.with_name(name), source=Source(str(path), "trec-run", hashlib.sha256(text.encode("utf-8")).hexdigest()))
 
 
-def _score_and_report(result, gold, stage_runs: list, report_path: str | None, engine: str, force: bool) -> None:
+def _score_and_report(result, gold, stage_runs: list, report_path: str | None, force: bool) -> None:
     """Score the pipeline's run in memory, then report on every stage's run (as held in memory, named as their files)."""
     from evalkit import render
     from evalkit.api import score as score_run
-    from evalkit.cli.common import print_notes, warn
+    from evalkit.cli.common import warn
 
     scored = score_run(result.run, gold)
     for message in scored.warnings:
         warn(message)
     click.echo(render.RENDERERS["table"](scored.task_score))
-    if not report_path:
-        return
-    from evalkit.report.writer import prepare_report, save_markdown
-
-    prepared = prepare_report(gold, stage_runs)
-    for item in prepared.scored:
-        print_notes(item.notes)
-    rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in result.timings.items())
-    total = sum(result.timings.values())
-    section = (f"\n## Time per stage\n\nWall seconds of `evalkit run` (engine {engine}).\n\n"
-               f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
-    written = save_markdown(prepared, report_path, force=force, appendix=section)
-    click.echo(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})", err=True)
+    if report_path:
+        written = result.write_report(gold, report_path, stage_runs=stage_runs, force=force)
+        click.echo(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})", err=True)
 
 
 @click.command("train")
@@ -181,40 +158,20 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, e
 @FORCE_OPTION
 def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):
     """Fit SYSTEM on training queries and qrels and save it to a folder (load it with load = FOLDER)."""
-    from evalkit.errors import UsageError
-    from evalkit.formats import read_run
-    from evalkit.formats.collections import read_corpus
-    from evalkit.pipelines.run import read_training, versions
-    from evalkit.pipelines.seeding import seed_everything
-    from evalkit.pipelines.registry import get_system_class, parse_set_options
+    from evalkit.pipelines.run import train_system
 
-    cls = get_system_class(system)
-    if not cls.learnable:
-        raise UsageError(f"system {system} is not trainable")
-    if Path(out_dir).exists() and any(Path(out_dir).iterdir()) and not force:
-        raise UsageError(f"{out_dir}: exists and is not empty; pass --force to overwrite")
-    instance = cls(**parse_set_options(cls, set_pairs))
-    the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
-    queries, qrels = read_training(train_queries, train_qrels, the_corpus, queries_format, mapping, progress=_echo)
-    run = read_run(first_stage) if first_stage else None
-    seed_everything(seed)
-    instance.fit(the_corpus, queries, qrels, first_stage=run)
-    folder = instance.save(out_dir)
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
-
-    manifest = build_manifest(None, [input_entry("corpus", the_corpus.source), input_entry("train-queries", queries.source),
-                                     input_entry("train-qrels", qrels.source)], {**instance.config(), "versions": versions()}, seed=seed, command="train")
-    write_sidecar(os.path.join(folder, "training"), manifest)
+    folder = train_system(system, corpus, train_queries, train_qrels, out_dir, set_options=set_pairs, first_stage=first_stage, seed=seed,
+                          force=force, corpus_format=corpus_format, queries_format=queries_format, mapping=mapping,
+                          trust_pickle=trust_pickle, progress=_echo)
     _echo(f"saved {system} to {folder}")
 
 
 @click.command("systems")
 def systems():
     """List the registered systems with their options, and the shipped pipeline configs."""
-    from evalkit.pipelines.engine import distributed_work
     from evalkit.errors import UsageError
     from evalkit.pipelines.config import shipped_configs
-    from evalkit.pipelines.registry import describe_options, get_system_class, system_names
+    from evalkit.pipelines.registry import describe_options, distributed_work, get_system_class, system_names
 
     for name in system_names():
         try:

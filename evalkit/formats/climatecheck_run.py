@@ -39,7 +39,7 @@ def read(loaded: LoadedFile, **_) -> Run:
     acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
     rcol = find_column(header, ("rank",), label, "rank")
     lcol = next((i for i, h in enumerate(header) if h.lower() in CLIMATECHECK_LABEL), None)
-    written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "rank": []}
+    written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "rank": [], "_line": []}  # _line: each row's file line
     official_labels = lcol is not None and header[lcol] == "label"  # the scorer reads only a column named exactly so
     if official_labels:
         written["label"] = []
@@ -50,6 +50,7 @@ def read(loaded: LoadedFile, **_) -> Run:
     odd_labels: dict[str, int] = {}
     empty_claims = empty_abstracts = 0
     for line, fields in records:
+        written["_line"].append(str(line))
         written["claim_id"].append(fields[ccol])
         written["abstract_id"].append(fields[acol])
         written["rank"].append(fields[rcol])

@@ -20,10 +20,9 @@ from typing import Iterator
 
 import numpy as np
 
-from evalkit.data import arrow_to_numpy
 from evalkit.errors import InputError
 from evalkit import kernels
-from evalkit.ids import ArrowColumnCoder
+from evalkit.ids import ArrowColumnCoder, arrow_to_numpy
 from evalkit.textio import LoadedFile
 
 FAST_PATH_BYTES = 1 << 18
@@ -185,8 +184,9 @@ def _blank_profile(data: bytes) -> tuple[bool, bool, bool, bool, bool]:
     An empty field, with ``d`` the delimiter: ``dd``, or ``d`` at a line's start
     or end. One pass in C when :mod:`evalkit._native` was built.
     """
-    if kernels.native is not None:
-        return kernels.native.blank_profile(data)
+    profile = kernels.blank_profile(data)
+    if profile is not None:
+        return profile
     gaps = []
     for d in (b" ", b"\t"):
         gaps.append(d in data and (d * 2 in data or b"\n" + d in data or d + b"\n" in data or data.startswith(d) or data.endswith(d)))

@@ -27,8 +27,8 @@ _EXPORTS = {
     "registry": ("get_system_class", "load_system", "register_system", "system_names"),
     "config": ("PipelineConfig", "StageSpec", "load_config", "parse_config", "shipped_configs"),
     "runner": ("Pipeline",),
-    "run": ("PipelineResult", "load_pipeline", "run_pipeline"),
-    "engine": ("LOCAL", "Engine", "EngineOptions", "Work", "get_engine"),
+    "run": ("PipelineResult", "get_engine", "load_pipeline", "run_pipeline"),
+    "engine": ("LOCAL", "Engine", "EngineOptions", "Work"),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from evalkit.errors import UsageError
+from evalkit.pipelines.engine import EngineOptions
 
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
               "fit_input", "run", "format"}
@@ -212,8 +213,6 @@ def parse_config(data: Mapping[str, Any], path: str | None = None) -> PipelineCo
         description=str(data.get("description", "")), seed=int(data.get("seed", 42)), output=data.get("output"),
         reference=str(data.get("reference", "")), path=path, engine=data.get("engine"),
     )
-    from evalkit.pipelines.engine import parse_engine
-
     parse_engine(config.engine, where)  # checked now, before any work
     if config.output and config.output not in seen:
         raise UsageError(f"{where}output {config.output!r} is not a stage")
@@ -245,14 +244,68 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
     return parse_config(data, str(target))
 
 
+def systems_folder(name: str) -> Path:
+    """``systems/NAME`` of the installed built-in systems (``configs``, ``examples``), found without importing them:
+    nothing imports the systems except through their entry points."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("evalkit.systems")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("the built-in systems are not installed (pip install 'evalkit-ir[systems]')")
+    return Path(list(spec.submodule_search_locations)[0]) / name
+
+
 def shipped_configs() -> dict[str, Path]:
     """``{name: path}`` of the pipeline configs that ship in ``systems/configs``."""
-    import evalkit.systems
-
-    folder = Path(evalkit.systems.__file__).parent / "configs"
-    return {p.stem: p for p in sorted(folder.glob("*.toml"))}
+    return {p.stem: p for p in sorted(systems_folder("configs").glob("*.toml"))}
 
 
 def single_system_config(system: str, options: Mapping[str, Any], k: int = DEFAULT_K, seed: int = 42) -> PipelineConfig:
     """A one-stage pipeline running one registered retriever."""
     return parse_config({"name": system, "seed": seed, "stages": [{"name": system, "system": system, "options": dict(options), "k": k}]})
+
+
+# ----------------------------------------------------------------- engine
+ENGINES = ("local", "ray")
+ENGINE_KEYS = {"name": str, "address": str, "concurrency": int, "chunk_batches": int, "num_cpus": (int, float),
+               "num_gpus": (int, float), "checkpoint": bool}
+
+
+def parse_engine(value: Any, where: str = "") -> tuple[str, EngineOptions]:
+    """A config's ``engine = "ray"`` or ``[engine]`` table (name, address, concurrency, chunk_batches,
+    num_cpus, num_gpus, checkpoint) as (name, options); wrong keys or types are one line."""
+    if value is None:
+        return "local", EngineOptions()
+    table = {"name": value} if isinstance(value, str) else value
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}engine must be a name (\"local\", \"ray\") or a table")
+    for key, item in table.items():
+        kind = ENGINE_KEYS.get(key)
+        if kind is None:
+            raise UsageError(f"{where}engine: unknown key {key!r} (known: {', '.join(ENGINE_KEYS)})")
+        if isinstance(item, bool) and kind is not bool or not isinstance(item, kind):
+            raise UsageError(f"{where}engine: {key} = {item!r} has the wrong type")
+    name = table.get("name", "local")
+    if name not in ENGINES:
+        raise UsageError(f"{where}unknown engine {name!r} (choose {', '.join(ENGINES)})")
+    options = EngineOptions(**{k: v for k, v in table.items() if k != "name"})
+    options.check()
+    return name, options
+
+
+def engine_choice(config: "PipelineConfig", name: str | None = None, **overrides: Any) -> tuple[str, EngineOptions]:
+    """(engine name, options): the config's ``engine``, overridden by ``name`` and ``overrides`` (EngineOptions
+    fields; ``None``: not given). The command line and :func:`evalkit.run_pipeline` both choose the engine here."""
+    configured, options = parse_engine(config.engine)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(EngineOptions)})
+    if unknown:
+        raise UsageError(f"unknown engine option(s) {', '.join(unknown)}")
+    chosen = name or configured
+    if chosen not in ENGINES:
+        raise UsageError(f"unknown engine {chosen!r} (choose {', '.join(ENGINES)})")
+    if given and chosen != "ray":
+        raise UsageError(f"engine options ({', '.join(sorted(given))}) need the ray engine")
+    options = dataclasses.replace(options, **given)
+    options.check()
+    return chosen, options

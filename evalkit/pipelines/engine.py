@@ -1,10 +1,17 @@
 """Where the model work of a pipeline runs: in this process (``local``) or on a Ray cluster (``ray``).
 
-Every model call of a system is described as one :class:`Work`: the system's
-method to call, its input columns (one item per row: a pair, a token
-sequence, a document), the order the method processes items in, and its
-model batch size. The local engine calls the method once on everything; a
-distributed engine cuts the items, in that order, into units of whole model
+The engine is an execution context handed to every stage call (``retrieve``,
+``rerank``, ``label``, ``fit``: see :mod:`evalkit.pipelines.stages`); a system
+never keeps one. Every model call of a system is described as one
+:class:`Work`, and there is one idiom for handing it over::
+
+    embeddings = engine.run(Work(self.embed_sequences, (sequences,), order=by_length, batch_size=32))
+
+A :class:`Work` holds the system's method to call (a bound method: the
+system travels with it), its input columns (one item per row: a pair, a
+token sequence, a document), the order the method processes items in, and
+its model batch size. The local engine calls the method once on everything;
+a distributed engine cuts the items, in that order, into units of whole model
 batches (:func:`work_units`), runs the method on each unit wherever it likes,
 and puts the results back by position, so every model batch is the batch the
 local run makes, with the same padding, and the output is the local one bit
@@ -12,23 +19,24 @@ for bit. Finished units are checkpointed (:class:`ChunkStore`) so a restarted
 driver pays only for what was unfinished.
 
 What goes through an engine: every reranker's :meth:`Reranker.score_pairs
-<evalkit.pipelines.stages.Reranker.score_pairs>` (so plugins are distributed without
-knowing it), the dense encoder's window embeddings (documents and queries),
-the NLI verifier's class probabilities, the LLM verifier's prompts and every
-``label_claim`` labeler (units of whole claims), DocT5Query's generation, and
-BM25's query batches (:meth:`Engine.search`, the index shipped once).
+<evalkit.pipelines.stages.Reranker.score_pairs>` (so plugins are distributed
+without knowing it), the dense encoder's window embeddings (documents and
+queries), the NLI verifier's class probabilities, the LLM verifier's prompts
+and every ``label_claim`` labeler (units of whole claims), RankGPT's
+permutations, DocT5Query's generation, and BM25's query blocks.
 
 The local engine needs nothing; the Ray engine (:mod:`evalkit.pipelines.ray_engine`)
-needs ``pip install 'evalkit[ray]'`` and is imported only when asked for.
+needs ``pip install 'evalkit-ir[ray]'`` and is imported only when asked for.
 """
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -37,7 +45,6 @@ from evalkit.errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.pipelines.stages import Reranker
 
-ENGINES = ("local", "ray")
 
 
 @dataclass
@@ -73,22 +80,49 @@ class EngineStats:
 
 @dataclass
 class Work:
-    """One model call of a system: ``getattr(system, method)(*columns)`` returns one result per item.
+    """One model call of a system: ``call(*columns)`` returns one result per item.
 
+    ``call`` is a method of the system (or of the object holding the model, e.g.
+    a BM25 search over its index): a distributed engine ships that object to its
+    workers once and calls the same method there on units of the items.
     ``order`` is the order the method itself processes items in (e.g. by
     length), ``batch_size`` its model batch; a distributed engine cuts units of
     whole batches in that order. With ``groups`` (e.g. query ids) a unit ends
     only where the group changes (methods that treat a query's items
     together). The result is a sequence or an array whose first axis is the
-    items, in input order.
+    items, in input order (numbers or texts: a distributed engine sends them as
+    plain arrays). ``keywords`` are passed to every call as they are (e.g. a
+    progress label). ``checkpoint=False`` keeps finished units off the disk
+    (work that is cheap to redo).
     """
 
-    method: str
+    call: Callable[..., Any]
     columns: tuple[Sequence[Any], ...]
     order: Sequence[int] | None = None
     batch_size: int = 32
     groups: Sequence[Any] | None = None
     what: str = "pairs"
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    checkpoint: bool = True
+
+    def __post_init__(self) -> None:
+        if not inspect.ismethod(self.call):
+            raise UsageError(f"Work needs a method of the system doing the work (self.method), not {self.call!r}")
+
+    @property
+    def owner(self) -> Any:
+        """The object whose method does the work (what a distributed engine ships to its workers)."""
+        return self.call.__self__
+
+    @property
+    def owner_name(self) -> str:
+        """The owner's name in messages (a system's registry name)."""
+        return getattr(self.owner, "name", "") or type(self.owner).__name__
+
+    @property
+    def method(self) -> str:
+        """The method's name (statistics, checkpoint keys, messages)."""
+        return self.call.__name__
 
     def __len__(self) -> int:
         return len(self.columns[0]) if self.columns else 0
@@ -98,25 +132,19 @@ class Engine:
     """Runs a system's model :class:`Work`; ``local`` calls the method directly, in this process."""
 
     name = "local"
+    distributed = False  # True: work runs elsewhere, in units (a system may then skip work that only pays off locally)
 
     def __init__(self) -> None:
         self.stats = EngineStats()
 
-    def run(self, system: Any, work: Work) -> Any:
+    def run(self, work: Work) -> Any:
         """The results of ``work`` (one per item, input order)."""
         self.stats.count(work.method, len(work))
-        return getattr(system, work.method)(*work.columns)
+        return work.call(*work.columns, **work.keywords)
 
     def score_pairs(self, system: "Reranker", queries: Sequence[str], texts: Sequence[str]) -> list[float]:
         """A reranker's scores of ``(queries[i], texts[i])``: its :meth:`score_pairs` as one :class:`Work`."""
-        work = Work("score_pairs", (list(queries), list(texts)), order=system.pair_order(queries, texts),
-                    batch_size=system.model_batch_size())
-        return list(self.run(system, work))
-
-    def search(self, index: Any, query_tokens: Sequence[Sequence[str]], k: int, tie_rank: np.ndarray,
-               progress: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
-        """BM25: ``index.search`` of every query (``(doc rows, scores)`` per query, input order)."""
-        return list(index.search(query_tokens, k, tie_rank, progress=progress))
+        return list(self.run(pair_work(system, queries, texts)))
 
     def describe(self) -> dict[str, Any]:
         """The engine as the manifest records it."""
@@ -126,69 +154,13 @@ class Engine:
         """Release what the engine started."""
 
 
-def distributed_work(cls: type) -> str:
-    """What of system class ``cls`` a distributed engine runs remotely, for ``evalkit systems``: its
-    ``distributed`` text, else by kind (a pointwise reranker's :meth:`score_pairs`, a ``label_claim``
-    labeler's claims; an overridden ``score_lists`` / ``label_pairs`` or a retriever runs in the driver)."""
-    from evalkit.pipelines.stages import Labeler, Reranker
-
-    declared = getattr(cls, "distributed", None)
-    if declared is not None:
-        return declared or "nothing (runs in the driver)"
-    if issubclass(cls, Reranker) and cls.score_lists is Reranker.score_lists:
-        return "score_pairs, units of whole model batches"
-    if issubclass(cls, Labeler) and cls.label_pairs is Labeler.label_pairs:
-        return "label_claim, whole claims per unit"
-    return "nothing (runs in the driver)"
+def pair_work(system: "Reranker", queries: Sequence[str], texts: Sequence[str]) -> Work:
+    """A pointwise reranker's :meth:`score_pairs` of ``(queries[i], texts[i])`` as one :class:`Work` (its own pair order)."""
+    return Work(system.score_pairs, (list(queries), list(texts)), order=system.pair_order(queries, texts),
+                batch_size=system.model_batch_size())
 
 
-def run_work(system: Any, work: Work) -> Any:
-    """``work`` on the system's engine (``system.engine``; none: this process)."""
-    return (getattr(system, "engine", None) or LOCAL).run(system, work)
-
-
-LOCAL = Engine()
-
-
-def get_engine(name: str = "local", options: EngineOptions | None = None) -> Engine:
-    """The engine ``name`` (``local`` or ``ray``) with ``options``."""
-    if name == "local":
-        return Engine()
-    if name != "ray":
-        raise UsageError(f"unknown engine {name!r} (choose {', '.join(ENGINES)})")
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise UsageError("the ray engine needs Ray: pip install 'evalkit[ray]'") from None
-    from evalkit.pipelines.ray_engine import RayEngine
-
-    return RayEngine(options or EngineOptions())
-
-
-ENGINE_KEYS = {"name": str, "address": str, "concurrency": int, "chunk_batches": int, "num_cpus": (int, float),
-               "num_gpus": (int, float), "checkpoint": bool}
-
-
-def parse_engine(value: Any, where: str = "") -> tuple[str, EngineOptions]:
-    """A config's ``engine = "ray"`` or ``[engine]`` table (name, address, concurrency, chunk_batches,
-    num_cpus, num_gpus, checkpoint) as (name, options); wrong keys or types are one line."""
-    if value is None:
-        return "local", EngineOptions()
-    table = {"name": value} if isinstance(value, str) else value
-    if not isinstance(table, dict):
-        raise UsageError(f"{where}engine must be a name (\"local\", \"ray\") or a table")
-    for key, item in table.items():
-        kind = ENGINE_KEYS.get(key)
-        if kind is None:
-            raise UsageError(f"{where}engine: unknown key {key!r} (known: {', '.join(ENGINE_KEYS)})")
-        if isinstance(item, bool) and kind is not bool or not isinstance(item, kind):
-            raise UsageError(f"{where}engine: {key} = {item!r} has the wrong type")
-    name = table.get("name", "local")
-    if name not in ENGINES:
-        raise UsageError(f"{where}unknown engine {name!r} (choose {', '.join(ENGINES)})")
-    options = EngineOptions(**{k: v for k, v in table.items() if k != "name"})
-    options.check()
-    return name, options
+LOCAL = Engine()  # the default execution context of every stage call: this process
 
 
 # ----------------------------------------------------------------- work units
@@ -198,7 +170,7 @@ def work_units(work: Work, chunk_batches: int) -> list[list[int]]:
     n = len(work)
     order = list(range(n)) if work.order is None else [int(i) for i in work.order]
     if len(order) != n or sorted(order) != list(range(n)):
-        raise UsageError(f"{work.method}: the processing order must be a permutation of the {n} items")
+        raise UsageError(f"{work.owner_name!r}: the processing order of {work.method} must be a permutation of its {n} items")
     size = max(1, int(work.batch_size) * int(chunk_batches))
     if work.groups is None:
         return [order[start:start + size] for start in range(0, n, size)]
@@ -211,21 +183,13 @@ def work_units(work: Work, chunk_batches: int) -> list[list[int]]:
     return [u for u in units if u]
 
 
-def chunk_order(system: "Reranker", queries: Sequence[str], texts: Sequence[str], chunk_batches: int) -> list[list[int]]:
-    """A reranker's pairs cut into units (:func:`work_units` of its :meth:`score_pairs` work)."""
-    work = Work("score_pairs", (list(queries), list(texts)), order=system.pair_order(queries, texts),
-                batch_size=system.model_batch_size())
-    try:
-        return work_units(work, chunk_batches)
-    except UsageError:
-        raise UsageError(f"reranker {system.name!r}: pair_order() must return a permutation of the pairs") from None
-
-
-def chunk_key(fingerprint: str, *columns: Sequence[Any], method: str = "score_pairs") -> str:
-    """A unit's identity: the system's fingerprint, the method and the exact items, in order."""
+def chunk_key(fingerprint: str, *columns: Sequence[Any], method: str = "score_pairs", keywords: Mapping[str, Any] | None = None) -> str:
+    """A unit's identity: the system's fingerprint, the method (and its keywords) and the exact items, in order."""
     digest = hashlib.sha256(fingerprint.encode("utf-8"))
     if method != "score_pairs":  # keys of reranker units stay what they were
         digest.update(method.encode("utf-8"))
+    if keywords:
+        digest.update(json.dumps(dict(keywords), sort_keys=True, default=str).encode("utf-8"))
     if len(columns) == 2 and all(isinstance(v, str) for col in columns for v in col):
         for query, text in zip(*columns):
             digest.update(b"\x00" + query.encode("utf-8") + b"\x01" + text.encode("utf-8"))

@@ -7,9 +7,7 @@ Ray Data row processed by one actor call, and the results come back by
 position, so the output is the local one bit for bit on deterministic
 hardware. A killed actor is restarted and its unit redone (Ray Data's
 ``max_restarts`` / ``max_task_retries``); finished units are checkpointed under the cache, so a
-restarted driver recomputes only the rest. BM25 query batches run as Ray
-tasks over one copy of the index in the object store. Needs
-``pip install 'evalkit[ray]'``.
+restarted driver recomputes only the rest. Needs ``pip install 'evalkit-ir[ray]'``.
 """
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,30 +36,27 @@ def from_bytes(data: bytes) -> np.ndarray:
 
 
 class UnitActor:
-    """One model per actor: runs whole work units through the system's method."""
+    """One model per actor: runs whole work units through the same method of its copy of the work's owner."""
 
-    def __init__(self, system: Any, method: str) -> None:
+    def __init__(self, owner: Any, method: str, keywords: dict[str, Any]) -> None:
         import ray
 
-        self.system = ray.get(system) if isinstance(system, ray.ObjectRef) else system
-        if hasattr(self.system, "prepare_worker"):
-            self.system.prepare_worker()  # e.g. a model loaded on a CPU driver moves to this actor's GPU
-        self.method = getattr(self.system, method)
+        self.owner = ray.get(owner) if isinstance(owner, ray.ObjectRef) else owner
+        if hasattr(self.owner, "prepare_worker"):
+            self.owner.prepare_worker()  # e.g. a model loaded on a CPU driver moves to this actor's GPU
+        self.call = getattr(self.owner, method)  # the Work's bound method, rebound to this actor's copy
+        self.keywords = keywords
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        out = [to_bytes(self.method(*json.loads(str(args)))) for args in batch["args"]]
+        out = [to_bytes(self.call(*json.loads(str(args)), **self.keywords)) for args in batch["args"]]
         return {"unit": batch["unit"], "result": np.array(out, dtype=object)}
 
 
-def search_shard(index: Any, query_tokens: list[list[str]], k: int, tie_rank: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """One Ray task: BM25 search of a shard of the queries."""
-    return list(index.search(query_tokens, k, tie_rank, progress=False))
-
-
 class RayEngine(Engine):
-    """Runs model work over ``options.concurrency`` actors; BM25 queries over Ray tasks."""
+    """Runs model work over ``options.concurrency`` actors, each holding one copy of the work's owner."""
 
     name = "ray"
+    distributed = True
 
     def __init__(self, options: EngineOptions) -> None:
         super().__init__()
@@ -95,16 +90,16 @@ class RayEngine(Engine):
         return {"name": "ray", "ray_version": self.ray_version, "address": o.address or "local instance", "cluster": self.resources,
                 "concurrency": o.concurrency, "chunk_batches": o.chunk_batches, "num_cpus": o.num_cpus, "num_gpus": o.num_gpus}
 
-    def run(self, system: Any, work: Work) -> Any:
-
+    def run(self, work: Work) -> Any:
+        system = work.owner
         units = work_units(work, self.options.chunk_batches)
-        store = ChunkStore(checkpoint_folder(system)) if self.options.checkpoint else None
-        fingerprint = system_fingerprint(system)
+        store = ChunkStore(checkpoint_folder(system)) if self.options.checkpoint and work.checkpoint else None
+        fingerprint = system_fingerprint(system) if store else ""
         results: list[np.ndarray | None] = [None] * len(units)
         keys, todo = [], []
         for number, unit in enumerate(units):
             args = [[column[i] for i in unit] for column in work.columns]
-            key = chunk_key(fingerprint, *args, method=work.method)
+            key = chunk_key(fingerprint, *args, method=work.method, keywords=work.keywords) if store else ""
             keys.append(key)
             done = store.load(key) if store else None
             if done is not None and len(done) == len(unit):
@@ -116,7 +111,7 @@ class RayEngine(Engine):
         self.stats.count(work.method, len(work))
         if todo:
             self._compute(system, work, units, todo, keys, results, store)
-        return _assemble(units, results, len(work), system, work)
+        return _assemble(units, results, len(work), work)
 
     def _compute(self, system: Any, work: Work, units: list[list[int]], todo: list[dict[str, Any]], keys: list[str],
                  results: list[np.ndarray | None], store: ChunkStore | None) -> None:
@@ -124,50 +119,27 @@ class RayEngine(Engine):
 
         started, finished, total = time.perf_counter(), 0, sum(len(units[t["unit"]]) for t in todo)
         dataset = ray.data.from_items(todo, override_num_blocks=len(todo))
-        attached, system.engine = getattr(system, "engine", None), None  # the actors get the system, not the engine
-        try:
-            system_ref = ray.put(system)
-        finally:
-            system.engine = attached
+        system_ref = ray.put(system)  # one copy for every actor
         # Ray Data's actor pools restart a dead actor and retry its unit without limit (max_restarts=-1,
         # max_task_retries=-1 are its defaults; tests/test_ray_engine.py kills one)
         done = dataset.map_batches(
-            UnitActor, fn_constructor_args=(system_ref, work.method), batch_size=1, batch_format="numpy",
+            UnitActor, fn_constructor_args=(system_ref, work.method, dict(work.keywords)), batch_size=1, batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=self.options.concurrency), num_cpus=self.options.num_cpus,
             num_gpus=self.options.num_gpus or None, runtime_env=actor_environment(),
         )
         for row in done.iter_rows():
             number, values = int(row["unit"]), from_bytes(row["result"])
             if len(values) != len(units[number]):
-                raise UsageError(f"system {system.name!r}: {work.method} returned {len(values)} results for {len(units[number])} {work.what}")
+                raise UsageError(f"system {work.owner_name!r}: {work.method} returned {len(values)} results for {len(units[number])} {work.what}")
             results[number] = values
             if store:
                 store.save(keys[number], values)
             self.stats.computed += 1
             finished += len(units[number])
             rate = finished / max(time.perf_counter() - started, 1e-9)
-            print(f"\r{system.name} ({work.method}) on ray: {finished}/{total} {work.what}, {rate:.1f} {work.what}/s",
+            print(f"\r{work.owner_name} ({work.method}) on ray: {finished}/{total} {work.what}, {rate:.1f} {work.what}/s",
                   end="", file=sys.stderr)
         print(file=sys.stderr)
-
-    def search(self, index: Any, query_tokens: Sequence[Sequence[str]], k: int, tie_rank: np.ndarray,
-               progress: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
-        """BM25 queries sharded across Ray tasks; the index and tie ranks put in the object store once."""
-        import ray
-
-        queries = [list(q) for q in query_tokens]
-        shards = max(1, min(len(queries), 4 * self.options.concurrency))
-        size = -(-len(queries) // shards) if queries else 1
-        index_ref, ties_ref = ray.put(index), ray.put(tie_rank)
-        task = ray.remote(num_cpus=self.options.num_cpus, max_retries=-1)(search_shard)
-        refs = [task.remote(index_ref, queries[start:start + size], k, ties_ref) for start in range(0, len(queries), size)]
-        hits: list[tuple[np.ndarray, np.ndarray]] = []
-        for ref in refs:  # shards come back in query order, whatever order they finish in
-            hits.extend(ray.get(ref))
-        self.stats.chunks += len(refs)
-        self.stats.computed += len(refs)
-        self.stats.count("search", len(queries))
-        return hits
 
     def close(self) -> None:
         if self._started:
@@ -192,7 +164,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot send {type(value).__name__} to a Ray actor")
 
 
-def _assemble(units: list[list[int]], results: list[np.ndarray | None], n: int, system: Any, work: Work) -> np.ndarray:
+def _assemble(units: list[list[int]], results: list[np.ndarray | None], n: int, work: Work) -> np.ndarray:
     """The units' results put back in input order."""
     first = next((r for r in results if r is not None), None)
     if first is None:
@@ -200,7 +172,7 @@ def _assemble(units: list[list[int]], results: list[np.ndarray | None], n: int, 
     out = np.empty((n, *first.shape[1:]), dtype=first.dtype if first.dtype.kind != "U" else object)
     for unit, values in zip(units, results):
         if values is None or values.shape[1:] != first.shape[1:]:
-            raise UsageError(f"system {system.name!r}: {work.method} returned results of different shapes")
+            raise UsageError(f"system {work.owner_name!r}: {work.method} returned results of different shapes")
         out[unit] = values
     if first.dtype.kind == "U":
         return out.astype(str) if out.ndim > 1 else out

@@ -26,7 +26,7 @@ from importlib import metadata
 from typing import Any, Iterable
 
 from evalkit.errors import UsageError
-from evalkit.pipelines.stages import STAGE_KINDS, System, option_fields
+from evalkit.pipelines.stages import STAGE_KINDS, Labeler, Reranker, System, option_fields
 
 ENTRY_POINT_GROUP = "evalkit.systems"
 _REGISTRY: dict[str, type[System]] = {}
@@ -158,3 +158,17 @@ def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]
             raise UsageError(f"unknown option {key!r} for system {_who(cls)} (known: {', '.join(sorted(known)) or 'none'})")
         options[key] = coerce_value(hints.get(key, str), value.strip(), key)
     return options
+
+
+def distributed_work(cls: type) -> str:
+    """What of system class ``cls`` a distributed engine runs remotely, for ``evalkit systems``: its
+    ``distributed`` text, else by kind (a pointwise reranker's :meth:`score_pairs`, a ``label_claim``
+    labeler's claims; an overridden ``score_lists`` / ``label_pairs`` or a retriever runs in the driver)."""
+    declared = getattr(cls, "distributed", None)
+    if declared is not None:
+        return declared or "nothing (runs in the driver)"
+    if issubclass(cls, Reranker) and cls.score_lists is Reranker.score_lists:
+        return "score_pairs, units of whole model batches"
+    if issubclass(cls, Labeler) and cls.label_pairs is Labeler.label_pairs:
+        return "label_claim, whole claims per unit"
+    return "nothing (runs in the driver)"

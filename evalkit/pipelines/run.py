@@ -14,10 +14,11 @@ corpus, so a caller can refuse bad input before any long work.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from evalkit.errors import UsageError
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.data import Qrels, Run
     from evalkit.pipelines.runner import Pipeline
     from evalkit.pipelines.config import PipelineConfig
+    from evalkit.inputs import QrelsLike
+    from evalkit.pipelines.engine import Engine, EngineOptions
+    from evalkit.report.writer import ReportResult
 
 Progress = Callable[[str], None]
 VERSIONED = ("torch", "transformers", "sentence-transformers", "rank-bm25", "PyStemmer", "scipy", "numpy")
@@ -160,6 +164,15 @@ class PipelineResult:
                    "engine": self.engine, "stage_seconds": self.timings}
         return build_manifest(task, self.inputs, options, seed=self.config.seed, command=command)
 
+    def write_report(self, gold: "QrelsLike", out: str | os.PathLike, *, stage_runs: "Sequence[Run] | None" = None,
+                     force: bool = False) -> "ReportResult":
+        """The Markdown report on every stage's run against ``gold`` (``stage_runs``: the stages as named and
+        sourced for the report, default as held), ending with the wall seconds per step."""
+        from evalkit.report.writer import prepare_report, save_markdown, timing_section
+
+        prepared = prepare_report(gold, list(stage_runs) if stage_runs is not None else list(self.stages.values()))
+        return save_markdown(prepared, out, force=force, appendix=timing_section(self.timings, f"engine {self.engine.get('name', '?')}"))
+
     def save(self, out: str | os.PathLike, *, force: bool = False, task: str | None = None, command: str = "run") -> list[Path]:
         """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""
         from evalkit.formats.trec_run import format_trec_run, labels_tsv
@@ -192,24 +205,35 @@ def run_pipeline(
     queries_format: str = "auto",
     mapping: Sequence[str] = (),
     trust_pickle: bool = False,
-    engine: "str | tuple[str, Any] | None" = None,
+    engine: "str | tuple[str, EngineOptions] | None" = None,
+    engine_options: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
 ) -> PipelineResult:
     """Fit the learnable stages on ``train_queries``/``train_qrels`` (when given), then run every stage on ``queries``.
 
     ``config`` may also be a :class:`~evalkit.pipelines.runner.Pipeline` from
     :func:`load_pipeline` (``set_options``, ``k`` and ``seed`` are then already
-    applied and ignored here). ``gold`` keeps only the queries it judges; ``engine`` is ``"local"``
-    (default), ``"ray"`` or ``(name, EngineOptions)``; ``progress`` receives
-    one line per step. Nothing is written: see :meth:`PipelineResult.save`.
+    applied and ignored here). ``gold`` keeps only the queries it judges. The
+    engine is the config's ``engine`` (default ``local``), as on the command
+    line; ``engine`` (``"local"``, ``"ray"`` or ``(name, EngineOptions)``) and
+    ``engine_options`` (EngineOptions fields, e.g. ``{"concurrency": 4}``)
+    override it; it is handed to every stage call and closed at the end.
+    ``progress`` receives one line per step. Nothing is written: see
+    :meth:`PipelineResult.save`.
     """
     from evalkit.inputs import as_qrels
-    from evalkit.pipelines.engine import get_engine
     from evalkit.manifest import input_entry
+    from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.runner import Pipeline
 
     check_training_pair(train_queries, train_qrels)
     pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, seed=seed)
+    if isinstance(engine, tuple):
+        engine_name, chosen_options = engine[0], engine[1]
+        chosen_options = dataclasses.replace(chosen_options, **dict(engine_options or {}))
+        chosen_options.check()
+    else:
+        engine_name, chosen_options = engine_choice(pipeline.config, engine, **dict(engine_options or {}))
     the_gold = as_qrels(gold) if gold is not None else None
     the_corpus, the_queries = read_inputs(str(corpus), str(queries), corpus_format=corpus_format, queries_format=queries_format,
                                           mapping=mapping, trust_pickle=trust_pickle, progress=progress)
@@ -220,21 +244,87 @@ def run_pipeline(
     if train_queries:
         training = read_training(str(train_queries), str(train_qrels), the_corpus, queries_format, mapping, progress)
         inputs += [input_entry("train-queries", training[0].source), input_entry("train-qrels", training[1].source)]
-    engine_choice = (engine, None) if isinstance(engine, str) or engine is None else engine
-    pipeline.engine = get_engine(engine_choice[0] or "local", engine_choice[1])  # started last: every refusal above leaves nothing running
+    the_engine = get_engine(engine_name, chosen_options)  # started last: every refusal above leaves nothing running
     try:
         if training is not None:
             tq, tqrels = training
-            pipeline.fit(the_corpus, tq, tqrels, progress=progress)
-        runs = pipeline.run(the_corpus, the_queries, progress=progress)
-        described = pipeline.engine.describe()
+            pipeline.fit(the_corpus, tq, tqrels, progress=progress, engine=the_engine)
+        runs = pipeline.run(the_corpus, the_queries, progress=progress, engine=the_engine)
+        described = the_engine.describe()
     finally:
-        pipeline.engine.close()
+        the_engine.close()
     inputs += [input_entry(f"run:{name}", run.source) for name, run in pipeline.file_runs.items()]
     the_config = pipeline.config
     return PipelineResult(run=runs[the_config.output_stage].with_name(the_config.name), stages=runs, timings=dict(pipeline.timings),
                           config=the_config, inputs=inputs, engine=described)
 
 
-__all__ = ["PipelineResult", "build_config", "load_pipeline", "read_inputs", "read_training", "restrict_to_gold", "run_pipeline",
-           "versions"]
+def get_engine(name: str = "local", options: "EngineOptions | None" = None) -> "Engine":
+    """The engine ``name`` (``local`` or ``ray``) with ``options`` (the Ray one starts or joins Ray here)."""
+    from evalkit.pipelines.config import ENGINES
+    from evalkit.pipelines.engine import Engine, EngineOptions
+
+    if name == "local":
+        return Engine()
+    if name != "ray":
+        raise UsageError(f"unknown engine {name!r} (choose {', '.join(ENGINES)})")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError("the ray engine needs Ray: pip install 'evalkit-ir[ray]'") from None
+    from evalkit.pipelines.ray_engine import RayEngine
+
+    return RayEngine(options or EngineOptions())
+
+
+def train_system(
+    system: str,
+    corpus: str | os.PathLike,
+    train_queries: str | os.PathLike,
+    train_qrels: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    set_options: Sequence[str] = (),
+    first_stage: "str | os.PathLike | Run | None" = None,
+    seed: int = 42,
+    force: bool = False,
+    corpus_format: str = "auto",
+    queries_format: str = "auto",
+    mapping: Sequence[str] = (),
+    trust_pickle: bool = False,
+    engine: "Engine | None" = None,
+    progress: Progress | None = None,
+) -> Path:
+    """Fit the registered ``system`` (``set_options``: ``KEY=VALUE``) on the training queries and qrels and save it to
+    ``out`` with a ``training.manifest.json``; a stage loads it with ``load = OUT``. ``first_stage``: a run on the
+    training queries to mine negatives from. Refused before any work when ``out`` is a non-empty folder (without ``force``)."""
+    from evalkit.formats.collections import read_corpus
+    from evalkit.inputs import as_run
+    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.pipelines.engine import LOCAL
+    from evalkit.pipelines.registry import get_system_class, parse_set_options
+    from evalkit.pipelines.seeding import seed_everything
+    from evalkit.pipelines.stages import call_stage
+
+    cls = get_system_class(system)
+    if not cls.learnable:
+        raise UsageError(f"system {system} is not trainable")
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not force:
+        raise UsageError(f"{out}: exists and is not empty; pass --force to overwrite")
+    instance = cls(**parse_set_options(cls, set_options))
+    the_corpus = read_corpus(str(corpus), corpus_format, list(mapping), trust_pickle=trust_pickle)
+    queries, qrels = read_training(str(train_queries), str(train_qrels), the_corpus, queries_format, mapping, progress)
+    run = as_run(first_stage) if first_stage is not None else None
+    seed_everything(seed)
+    call_stage(instance.fit, the_corpus, queries, qrels, first_stage=run, engine=engine or LOCAL)
+    folder = instance.save(target)
+    manifest = build_manifest(None, [input_entry("corpus", the_corpus.source), input_entry("train-queries", queries.source),
+                                     input_entry("train-qrels", qrels.source)], {**instance.config(), "versions": versions()},
+                              seed=seed, command="train")
+    write_sidecar(os.path.join(folder, "training"), manifest)
+    return Path(folder)
+
+
+__all__ = ["PipelineResult", "build_config", "get_engine", "load_pipeline", "read_inputs", "read_training", "restrict_to_gold", "run_pipeline",
+           "train_system", "versions"]

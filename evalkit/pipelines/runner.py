@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.pipelines.config import PipelineConfig, StageSpec, _where
-from evalkit.pipelines.stages import System
+from evalkit.pipelines.engine import LOCAL, Engine
+from evalkit.pipelines.stages import System, call_stage
 
 # ----------------------------------------------------------------- running
 Progress = Callable[[str], None]
@@ -23,10 +24,9 @@ Progress = Callable[[str], None]
 class Pipeline:
     """A checked config with its systems built (no model is loaded until a stage runs)."""
 
-    def __init__(self, config: PipelineConfig, format_options: Mapping[str, str] | None = None, engine: Any = None) -> None:
+    def __init__(self, config: PipelineConfig, format_options: Mapping[str, str] | None = None) -> None:
         """``format_options`` names, per run-file stage, the option that forces its format (for errors;
-        default ``format = ...`` in that stage); ``engine`` (:mod:`evalkit.pipelines.engine`) runs the rerankers' model calls."""
-        self.engine = engine
+        default ``format = ...`` in that stage)."""
         self.timings: dict[str, float] = {}  # wall seconds per step, in order ("fit dense", "run ce", ...)
         from evalkit.fusion import get_method
         from evalkit.pipelines.registry import get_system_class
@@ -65,7 +65,7 @@ class Pipeline:
     def learnable_stages(self) -> list[StageSpec]:
         return [s for s in self.config.stages if s.name in self.systems and self.systems[s.name].learnable and not s.load and s.fit]
 
-    def _stage(self, spec: StageSpec, corpus: Corpus, queries: Queries, runs: Mapping[str, Run]) -> Run:
+    def _stage(self, spec: StageSpec, corpus: Corpus, queries: Queries, runs: Mapping[str, Run], engine: Engine) -> Run:
         from evalkit.fusion import fuse
 
         if spec.is_file:
@@ -74,15 +74,12 @@ class Pipeline:
             return fuse([runs[n] for n in spec.fuse or []], spec.method, spec.norm, weights=spec.weights,
                         params=spec.params or None, depth=spec.depth, name=spec.name)
         system = self.systems[spec.name]
-        distributed = self.engine if self.engine is not None and self.engine.name != "local" else None
-        for part in [system, *getattr(system, "engine_parts", lambda: [])()]:
-            part.engine = distributed  # every model call of the stage goes through it (evalkit.pipelines.engine)
         if system.kind == "retriever":
-            run = system.retrieve(corpus, queries, k=int(spec.k))
+            run = call_stage(system.retrieve, corpus, queries, k=int(spec.k), engine=engine)
         else:  # a stage without depth leaves the system's own default (its depth option)
             depth = {"depth": int(spec.depth)} if spec.depth else {}
             call = system.rerank if system.kind == "reranker" else system.label
-            run = call(corpus, queries, runs[self._input_of(spec)], **depth)
+            run = call_stage(call, corpus, queries, runs[self._input_of(spec)], engine=engine, **depth)
         return run.with_name(spec.name)
 
     @contextlib.contextmanager
@@ -94,8 +91,8 @@ class Pipeline:
         finally:
             self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
 
-    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None) -> None:
-        """Fit every learnable stage in order on the training queries (earlier stages run on them first)."""
+    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None, *, engine: Engine = LOCAL) -> None:
+        """Fit every learnable stage in order on the training queries (earlier stages run on them first); model work on ``engine``."""
         from evalkit.pipelines.seeding import seed_everything
 
         learnable = {s.name for s in self.learnable_stages}
@@ -114,14 +111,14 @@ class Pipeline:
                 if first_stage is not None and len(first_stage.query_ids) == 0:
                     first_stage = None  # a run file without the training queries: the system mines its own candidates
                 with self._timed(f"fit {spec.name}"):
-                    self.systems[spec.name].fit(corpus, queries, qrels, first_stage=first_stage)
+                    call_stage(self.systems[spec.name].fit, corpus, queries, qrels, first_stage=first_stage, engine=engine)
                     if spec.save:
                         self.systems[spec.name].save(spec.save)
             if spec.name in needed:
                 if progress:
                     progress(f"running {spec.name} on the training queries")
                 with self._timed(f"{spec.name} on the training queries"):
-                    runs[spec.name] = self._stage(spec, corpus, queries, runs)
+                    runs[spec.name] = self._stage(spec, corpus, queries, runs, engine)
 
     def _fit_input_of(self, spec: StageSpec) -> str | None:
         """The stage whose run on the training queries is ``spec``'s ``first_stage`` when fitting ("" / None: none)."""
@@ -144,8 +141,8 @@ class Pipeline:
                 todo.append(self._input_of(spec))
         return needed
 
-    def run(self, corpus: Corpus, queries: Queries, progress: Progress | None = None) -> dict[str, Run]:
-        """Every stage's run, in order; the result is ``runs[config.output_stage]``."""
+    def run(self, corpus: Corpus, queries: Queries, progress: Progress | None = None, *, engine: Engine = LOCAL) -> dict[str, Run]:
+        """Every stage's run, in order (each stage call handed ``engine``); the result is ``runs[config.output_stage]``."""
         from evalkit.pipelines.seeding import seed_everything
 
         runs: dict[str, Run] = {}
@@ -155,7 +152,7 @@ class Pipeline:
                 progress(f"stage {spec.name}: {what}")
             seed_everything(self.config.seed)
             with self._timed(f"run {spec.name}"):
-                runs[spec.name] = self._stage(spec, corpus, queries, runs)
+                runs[spec.name] = self._stage(spec, corpus, queries, runs, engine)
             if spec.is_file and progress and len(runs[spec.name].query_ids) < len(queries):
                 progress(f"stage {spec.name}: {len(queries) - len(runs[spec.name].query_ids)} of {len(queries)} queries are not in {spec.run}")
         return runs

@@ -12,12 +12,20 @@ Options are a dataclass ``Options`` on each system (defaults, types and a
 save/load to a folder. System modules must not import torch or transformers
 at import time: import them inside methods.
 
+Every stage call (``retrieve``, ``rerank``, ``label``, ``fit``, and the
+listwise hooks ``score_lists`` / ``label_pairs``) receives the execution
+context as ``engine`` (:mod:`evalkit.pipelines.engine`; default: this
+process); a system hands its model work to it as ``engine.run(Work(...))``
+and passes it on to the systems it is made of. A plugin method written
+without an ``engine`` parameter is called without it (:func:`call_stage`).
+
 The shared plumbing (candidates, texts, merging; :mod:`evalkit.pipelines.plumbing`)
 is re-exported here. ``docs/plugins.md`` is the plugin author's guide.
 """
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import numbers
@@ -27,11 +35,12 @@ from typing import Any, ClassVar, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
+from evalkit.pipelines.engine import LOCAL, Engine, Work
 from evalkit.pipelines.plumbing import Candidates, check_fields, doc_text_lookup, labelled_run, merge_reranked, rerank_candidates
 
-__all__ = ["DEFAULT_LABEL_DEPTH", "DEFAULT_RERANK_DEPTH", "STAGE_KINDS", "Candidates", "Labeler", "NoOptions", "Reranker", "Retriever",
-           "System", "check_fields", "doc_text_lookup", "labelled_run", "merge_reranked", "option", "option_fields", "rerank_candidates",
-           "stage_depth"]
+__all__ = ["DEFAULT_LABEL_DEPTH", "DEFAULT_RERANK_DEPTH", "LOCAL", "STAGE_KINDS", "Candidates", "Engine", "Labeler", "NoOptions",
+           "Reranker", "Retriever", "System", "Work", "call_stage", "check_fields", "doc_text_lookup", "labelled_run", "merge_reranked",
+           "option", "option_fields", "rerank_candidates", "stage_depth"]
 
 
 DEFAULT_RERANK_DEPTH = 100  # every reranker's default top-k to re-score (a class's `default_depth` or its `depth` option overrides it)
@@ -96,7 +105,8 @@ class System:
         the actor's device (its ``device`` option resolved on the actor, e.g. a GPU the driver lacks)."""
 
     # ------------------------------------------------------------- learning
-    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None) -> "System":
+    def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, first_stage: Run | None = None, *, engine: Engine = LOCAL) -> "System":
+        """Learn from ``qrels`` on ``queries`` (``first_stage``: a run on them to mine candidates from); model work on ``engine``."""
         raise UsageError(f"system {self.name} is not trainable")
 
     def save(self, folder: str | Path) -> Path:
@@ -137,8 +147,9 @@ class Retriever(System):
 
     kind = "retriever"
 
-    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000) -> Run:
-        """``{query: {doc: score}}`` for each query's best ``k`` documents (higher is better). Plugins implement this."""
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000, *, engine: Engine = LOCAL) -> Run:
+        """``{query: {doc: score}}`` for each query's best ``k`` documents (higher is better). Plugins implement this
+        (model work handed to ``engine``; a plugin may leave the parameter out)."""
         raise UsageError(f"retriever {self.name!r} does not implement retrieve(corpus, queries, k)")
 
 
@@ -157,9 +168,10 @@ class Reranker(System):
     :meth:`rerank` owns the rest: the fields check, each query's top ``depth``
     candidates by the ranking rule (``depth``: the call's, else the system's
     ``depth`` option, else :attr:`default_depth`), the document texts, the one
-    model call (:meth:`score_pairs` through :attr:`engine`, which a distributed
-    engine replaces), the checks of the scores, and the merge: the re-scored top
-    above the rest of the ranking, kept in order (ties by doc id descending).
+    model call (:meth:`score_pairs` as one :class:`Work` on the ``engine`` the
+    call receives, which a distributed engine spreads over its workers), the
+    checks of the scores, and the merge: the re-scored top above the rest of
+    the ranking, kept in order (ties by doc id descending).
     """
 
     kind = "reranker"
@@ -192,13 +204,11 @@ class Reranker(System):
                 start = end
         return scores
 
-    def score_lists(self, candidates: Candidates) -> dict[str, dict[str, float]]:
+    def score_lists(self, candidates: Candidates, engine: Engine = LOCAL) -> dict[str, dict[str, float]]:
         """``{query: {doc: new score}}`` for every candidate. Default: pointwise, all pairs in one
-        :meth:`score_pairs` call through :attr:`engine`. Listwise and composite rerankers override this."""
-        from evalkit.pipelines.engine import LOCAL
-
+        :meth:`score_pairs` call on ``engine``. Listwise and composite rerankers override this."""
         keys = candidates.pairs()
-        scores = (self.engine or LOCAL).score_pairs(self, [candidates.queries[q] for q, _ in keys], [candidates.text(d) for _, d in keys])
+        scores = engine.score_pairs(self, [candidates.queries[q] for q, _ in keys], [candidates.text(d) for _, d in keys])
         if len(scores) != len(keys):
             raise UsageError(f"reranker {self.name!r}: {len(scores)} scores for {len(keys)} pairs")
         reranked: dict[str, dict[str, float]] = {q: {} for q in candidates.docs}
@@ -231,11 +241,11 @@ class Reranker(System):
         """The name of the reranked run (default: the system's name)."""
         return self.name
 
-    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
-        """``run`` with each query's top ``depth`` re-scored by the model, the rest kept below in order."""
+    def rerank(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None, *, engine: Engine = LOCAL) -> Run:
+        """``run`` with each query's top ``depth`` re-scored by the model on ``engine``, the rest kept below in order."""
         depth = self.rerank_depth(depth)
         candidates = Candidates.of(corpus, queries, run, depth, self.text_fields(), self.name)
-        reranked = self.score_lists(candidates)
+        reranked = call_stage(self.score_lists, candidates, engine=engine)
         for q, docs in candidates.docs.items():
             got = reranked.get(q, {})
             missing = next((d for d in docs if d not in got), None)
@@ -268,14 +278,12 @@ class Labeler(System):
         """The model: one label per text (evidence about ``claim``). Plugins implement this."""
         raise UsageError(f"labeler {self.name!r} does not implement label_pairs(claims, texts, query_ids) or label_claim(claim, texts)")
 
-    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
+    def label_pairs(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str], engine: Engine = LOCAL) -> list[str]:
         """One label per (claim, text) pair, in input order (pairs come grouped by query, best first).
-        Default: :meth:`label_claim` once per query, through :attr:`engine` (units of whole queries)."""
-        from evalkit.pipelines.engine import Work, run_work
-
-        work = Work("label_claims", (list(claims), list(texts), list(query_ids)), groups=list(query_ids),
+        Default: :meth:`label_claim` once per query, on ``engine`` (units of whole queries)."""
+        work = Work(self.label_claims, (list(claims), list(texts), list(query_ids)), groups=list(query_ids),
                     batch_size=int(getattr(self.options, "batch_size", None) or 32))
-        return list(run_work(self, work))
+        return list(engine.run(work))
 
     def label_claims(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """:meth:`label_claim` once per run of equal query ids (the unit of work an engine distributes)."""
@@ -299,13 +307,14 @@ class Labeler(System):
     def text_fields(self) -> tuple[str, ...]:
         return tuple(getattr(self.options, "fields", None) or self.default_fields)
 
-    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None) -> Run:
-        """``run`` with a label on each query's top ``depth`` documents (the ranking unchanged)."""
+    def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None, *, engine: Engine = LOCAL) -> Run:
+        """``run`` with a label on each query's top ``depth`` documents (the ranking unchanged); model work on ``engine``."""
         from evalkit.labels import LABELS, normalize_label
 
         candidates = Candidates.of(corpus, queries, run, stage_depth(self, depth), self.text_fields(), self.name)
         keys = candidates.pairs()
-        labels = self.label_pairs([candidates.queries[q] for q, _ in keys], [candidates.text(d) for _, d in keys], [q for q, _ in keys])
+        labels = call_stage(self.label_pairs, [candidates.queries[q] for q, _ in keys], [candidates.text(d) for _, d in keys],
+                            [q for q, _ in keys], engine=engine)
         if len(labels) != len(keys):
             raise UsageError(f"labeler {self.name!r}: {len(labels)} labels for {len(keys)} pairs")
         canonical = [normalize_label(label) if isinstance(label, str) else None for label in labels]
@@ -326,3 +335,16 @@ def stage_depth(system: System, depth: int | None) -> int:
     if depth is None:
         depth = getattr(system, "default_depth", DEFAULT_RERANK_DEPTH)
     return int(depth)
+
+
+def call_stage(method: Any, *args: Any, engine: Engine, **kwargs: Any) -> Any:
+    """``method(*args, **kwargs)`` with the execution context ``engine`` passed on, as ``engine=``, when the method
+    declares it (or takes ``**kwargs``): the one way stage calls hand over the engine, so plugins written
+    before it was passed (``retrieve(corpus, queries, k)``, ``score_lists(candidates)``) keep working."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        parameters = ()
+    if any(p.name == "engine" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        kwargs["engine"] = engine
+    return method(*args, **kwargs)

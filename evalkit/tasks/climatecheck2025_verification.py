@@ -15,17 +15,9 @@ F1, PRECISION, RECALL, ACCURACY = "F1 (weighted)", "Precision (weighted)", "Reca
 
 
 def prediction_line(run: Run, row: int) -> int | None:
-    """The file line of prediction row ``row`` (0-based), when the run was read from a CSV."""
-    if run.source is None:
-        return None
-    from evalkit.formats.tables import header_delimiter, read_delimited
-    from evalkit.textio import load
-
-    _, records = read_delimited(load(run.source.path), header_delimiter(load(run.source.path)))
-    for count, (line, _) in enumerate(records):
-        if count == row:
-            return line
-    return None
+    """The file line of prediction row ``row`` (0-based), as the CSV reader recorded it (``None`` for runs not read so)."""
+    lines = (run.as_written or {}).get("_line")
+    return int(lines[row]) if lines is not None and 0 <= row < len(lines) else None
 
 
 @register

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.pipelines.seeding import seed_everything  # noqa: F401 (re-exported for the systems)
@@ -212,3 +212,11 @@ def optimizer_step(loss: Any, parameters: Any, optimizer: Any, scheduler: Any = 
         optimizer.step()
     if scheduler is not None:
         scheduler.step()
+
+
+def pair_logits(model: Any, queries: Sequence[str], docs: Sequence[str], max_length: int):
+    """Raw logits ``s(q, d)`` (a 1-D tensor, with gradients) of a batch of pairs."""
+    encoded = model.tokenizer(
+        list(queries), list(docs), padding=True, truncation="longest_first", max_length=max_length, return_tensors="pt"
+    ).to(model.transformers_model.device)
+    return model.transformers_model(**encoded).logits.view(-1).float()

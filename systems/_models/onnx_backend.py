@@ -200,25 +200,3 @@ def session(path: Path) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
-def install_onnx(st_model: Any, kind: str, precision: str) -> Any:
-    """Put an :class:`OnnxModel` in place of ``st_model``'s Hugging Face model; returns ``st_model``.
-
-    ``kind``: ``features`` (token embeddings, for the dense encoder's pooling)
-    or ``logits`` (the cross-encoder's scoring head).
-    """
-    from evalkit.systems._models.onnx_module import OnnxModel
-
-    target = st_model.transformers_model
-    if target is None:
-        raise UsageError("backend=onnx: the model holds no Hugging Face transformer to export")
-    if isinstance(target, OnnxModel):
-        return st_model
-    shim = OnnxModel(target, kind, onnx_precision(precision))
-    for parent in st_model.modules():
-        for name, child in parent.named_children():
-            if child is target:
-                setattr(parent, name, shim)
-                return st_model
-    raise UsageError("backend=onnx: cannot find the transformer inside the sentence-transformers model")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from evalkit.errors import UsageError
 from evalkit.systems._models import onnx_backend
 
 
@@ -104,3 +105,23 @@ class OnnxModel(torch.nn.Module):
         state["_session"] = None
         state["_stale"] = True
         return state
+
+
+def install_onnx(st_model: Any, kind: str, precision: str) -> Any:
+    """Put an :class:`OnnxModel` in place of ``st_model``'s Hugging Face model; returns ``st_model``.
+
+    ``kind``: ``features`` (token embeddings, for the dense encoder's pooling)
+    or ``logits`` (the cross-encoder's scoring head).
+    """
+    target = st_model.transformers_model
+    if target is None:
+        raise UsageError("backend=onnx: the model holds no Hugging Face transformer to export")
+    if isinstance(target, OnnxModel):
+        return st_model
+    shim = OnnxModel(target, kind, onnx_backend.onnx_precision(precision))
+    for parent in st_model.modules():
+        for name, child in parent.named_children():
+            if child is target:
+                setattr(parent, name, shim)
+                return st_model
+    raise UsageError("backend=onnx: cannot find the transformer inside the sentence-transformers model")

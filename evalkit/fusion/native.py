@@ -50,13 +50,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from evalkit.data import Run
-
-FLOOR = 1e-9  # ranx's denominator floor
+from evalkit.fusion.methods import FLOOR
+from evalkit.fusion.methods import NORMS as NORM_NAMES
 SCORE_METHODS = ("combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "combgmnz", "wsum", "wmnz", "mixed")
 POSITION_METHODS = ("rrf", "isr", "log_isr", "logn_isr", "bordafuse", "w_bordafuse")
-NORMS = (None, "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda")
-# largest magnitude each normalisation takes as it is; beyond, a group is scaled by a power of two (exact)
-SAFE_MAGNITUDE = {"min-max": 2.0**1000, "min-max-inverted": 2.0**1000, "sum": 2.0**960, "zmuv": 2.0**480}
+NORMS = (None, *(n for n in NORM_NAMES if n != "none"))  # every normalisation (None: none)
+# largest magnitude each normalisation takes as it is; beyond, a (run, query) group is scaled by a power of two (exact)
+GROUP_SAFE_MAGNITUDE = {"min-max": 2.0**1000, "min-max-inverted": 2.0**1000, "sum": 2.0**960, "zmuv": 2.0**480}
 
 
 def supported(method: str, norm: str | None) -> bool:
@@ -160,8 +160,8 @@ def normalise(entries: Entries, norm: str | None) -> tuple[np.ndarray, np.ndarra
     n = sizes.astype(np.float64)[group]
     if norm == "rank":
         return 1 - position / n, position
-    if norm in SAFE_MAGNITUDE:
-        s = _rescale(s, starts, group, SAFE_MAGNITUDE[norm])
+    if norm in GROUP_SAFE_MAGNITUDE:
+        s = _rescale(s, starts, group, GROUP_SAFE_MAGNITUDE[norm])
     low, high = np.minimum.reduceat(s, starts)[group], np.maximum.reduceat(s, starts)[group]
     if norm == "min-max":
         return (s - low) / np.maximum(high - low, FLOOR), position
