@@ -99,6 +99,12 @@ class Pool:
         """Pairs each run puts in the pool (its top ``depth`` documents over all queries)."""
         return np.bincount(self.member_run, minlength=len(self.runs))
 
+    def placed_per_group(self) -> dict[str, int]:
+        """Distinct pairs the runs of each group put in the pool."""
+        member_group, names = self._member_group()
+        distinct = np.unique(self.member_pair * max(len(names), 1) + member_group) % max(len(names), 1)
+        return dict(zip(names, np.bincount(distinct, minlength=len(names)).tolist()))
+
     # ----------------------------------------------------------- unique contributions
     def unique_to_run(self) -> np.ndarray:
         """For each pair: the run that alone holds it, or -1 (held by several)."""

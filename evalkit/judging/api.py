@@ -1,0 +1,234 @@
+"""The organiser's API: :func:`pool` builds a judging pool and its sheet, :func:`reuse` tests the judgments.
+
+>>> import evalkit
+>>> made = evalkit.pool("runs/a_1.trec", "runs/b_1.trec", depth=10, group_by="^[^_]+")   # doctest: +SKIP
+>>> made.pool.size, made.summary()["groups"]                                             # doctest: +SKIP
+>>> made.save("pool.tsv")               # the judging sheet + pool.tsv.manifest.json     # doctest: +SKIP
+>>> test = evalkit.reuse("qrels.txt", "runs/a_1.trec", "runs/b_1.trec", depth=10, group_by="^[^_]+")  # doctest: +SKIP
+>>> test.to_pandas()                    # one row per run: full and reduced score, ranks  # doctest: +SKIP
+>>> test.save("reports/reuse.md")       # Markdown (or .json) and the figure beside it    # doctest: +SKIP
+
+Runs and gold are what :func:`evalkit.score` takes (paths, ``Run``/``Qrels``,
+DataFrames, dicts). A run's group comes from ``groups`` (one per run), or
+from the regular expression ``group_by`` on its file name (``group_on="path"``:
+on the path as given; runs in memory: on their names), else each run is its
+own group (leave one run out).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from evalkit.errors import UsageError
+from evalkit.judging.groups import groups_of
+from evalkit.judging.pool import Pool, build_pool, check_depth
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalkit.inputs import QrelsLike, RunLike
+    from evalkit.judging.reuse import Reuse
+
+
+def resolve_groups(runs: "Sequence[RunLike]", names: Sequence[str], groups: Sequence[str] | None, group_by: str | None,
+                   group_on: str = "name") -> list[str]:
+    """Each run's group: ``groups`` as given, or ``group_by`` on file names (paths) / run names (in memory), or its name."""
+    if groups is not None and group_by is not None:
+        raise UsageError("give groups or group_by, not both")
+    if groups is not None:
+        if len(groups) != len(runs):
+            raise UsageError(f"{len(groups)} groups for {len(runs)} runs")
+        return [str(g) for g in groups]
+    if group_by is None:
+        return list(names)
+    subjects = [os.fspath(r) if isinstance(r, (str, os.PathLike)) else n for r, n in zip(runs, names)]
+    return groups_of(subjects, names, group_by, on=group_on)
+
+
+# ----------------------------------------------------------------- pool
+@dataclass(frozen=True, eq=False)
+class PoolResult:
+    """A pool, how it was made (seed, blind sheet) and its manifest; :meth:`save` writes the judging sheet."""
+
+    pool: Pool
+    seed: int
+    blind: bool
+    files: list[str | None]  # each run's file (None: in memory)
+    notes: list[str]
+    manifest: dict[str, Any] = field(repr=False)
+
+    def sheet(self, delimiter: str = "\t") -> str:
+        """The judging sheet's text (:mod:`evalkit.judging.sheet`)."""
+        from evalkit.judging.sheet import sheet_text
+
+        return sheet_text(self.pool, self.seed, delimiter=delimiter, blind=self.blind)
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One row per pooled pair in the assessors' order: query_id, doc_id, pool_position, n_runs, n_groups, runs, groups."""
+        import io
+
+        import pandas as pd
+
+        from evalkit.judging.sheet import sheet_text
+
+        text = sheet_text(self.pool, self.seed, blind=False)
+        frame = pd.read_csv(io.StringIO(text), sep="\t", dtype=str, keep_default_na=False)
+        for column in ("pool_position", "n_runs", "n_groups"):
+            frame[column] = frame[column].astype(int)
+        return frame.drop(columns=["relevance"])
+
+    def summary(self) -> dict[str, Any]:
+        """Pool size, per-query sizes, and each run's and group's pairs and unique contribution (JSON-ready)."""
+        from evalkit.judging.pool_summary import pool_summary
+
+        return pool_summary(self)
+
+    def save(self, path: str | os.PathLike, *, force: bool = False) -> Path:
+        """Write the judging sheet (``.csv``: comma-separated, else tab) and its ``.manifest.json`` atomically."""
+        from evalkit.judging.sheet import delimiter_for
+        from evalkit.manifest import write_sidecar
+        from evalkit.textio import atomic_write, check_outputs, sidecar_of
+
+        check_outputs([path, sidecar_of(path)], force, inputs=[f for f in self.files if f])
+        target = atomic_write(path, self.sheet(delimiter_for(os.fspath(path))), force=force)
+        write_sidecar(path, self.manifest)
+        return target
+
+
+def pool(
+    *runs: "RunLike",
+    depth: int,
+    group_by: str | None = None,
+    group_on: str = "name",
+    groups: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
+    seed: int = 42,
+    blind: bool = False,
+    run_format: str = "auto",
+    column: str | None = None,
+) -> PoolResult:
+    """The depth-``depth`` pool of ``runs`` (:mod:`evalkit.judging.pool`): pooled pairs, who retrieved each, unique contributions.
+
+    ``seed`` fixes each query's random order on the sheet; ``blind`` leaves
+    out of the sheet which runs and groups retrieved each document.
+    """
+    from evalkit.inputs import _paths_of, _run_names, as_run, input_entry
+    from evalkit.judging.pool_summary import coverage_notes
+    from evalkit.manifest import build_manifest
+
+    depth = check_depth(depth)
+    if not runs:
+        raise UsageError("a pool needs at least one run")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise UsageError(f"seed must be an integer in 0..2^32-1 (got {seed!r})")
+    labels = _run_names(runs, names)
+    chosen = resolve_groups(runs, labels, groups, group_by, group_on)  # a bad pattern fails before any run is read
+    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
+    made = build_pool(loaded, depth, chosen, labels)
+    manifest = build_manifest(
+        None, [input_entry(f"run:{n}", r) for n, r in zip(labels, loaded)],
+        {"depth": depth, "group_by": group_by, "group_on": group_on if group_by else None, "groups": dict(zip(labels, chosen)),
+         "blind": blind, "pool_size": made.size, "queries": len(made.query_ids)},
+        seed=seed, command="pool",
+    )
+    notes = [f"{r.name}: {message}" for r in loaded for message in r.warnings] + coverage_notes(made, loaded)
+    return PoolResult(pool=made, seed=seed, blind=blind, files=_paths_of(runs), notes=notes, manifest=manifest)
+
+
+# ----------------------------------------------------------------- reuse
+@dataclass(frozen=True, eq=False)
+class ReuseResult:
+    """The leave-one-group-out test (:mod:`evalkit.judging.reuse`), its policy lines and manifest."""
+
+    reuse: "Reuse"
+    policy: list[str]
+    notes: list[str]
+    manifest: dict[str, Any] = field(repr=False)
+    files: list[str | None] = field(default_factory=list, repr=False)  # the inputs' files (never overwritten)
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One row per run: group, full and reduced value, change, full and reduced rank, rank change."""
+        import pandas as pd
+
+        rows = [
+            {"run": r.run, "group": g.group, "full": r.full, "reduced": r.reduced, "change": r.change, "full_rank": r.full_rank,
+             "reduced_rank": r.reduced_rank, "rank_change": r.rank_change}
+            for g in self.reuse.groups for r in g.runs
+        ]
+        return pd.DataFrame(rows).set_index("run")
+
+    def groups_frame(self) -> "pd.DataFrame":
+        """One row per group: unique pairs, judgments removed, worst change, Kendall's tau and tau_AP."""
+        import pandas as pd
+
+        rows = [
+            {"group": g.group, "runs": len(g.runs), "unique_pairs": g.unique_pairs, "removed": g.removed,
+             "removed_relevant": g.removed_relevant, "largest_drop": g.largest_drop, "most_places_lost": g.most_places_lost,
+             "kendall_tau": g.kendall_tau, "tau_ap": g.tau_ap, "tau_ap_variant": g.tau_ap_variant}
+            for g in self.reuse.groups
+        ]
+        return pd.DataFrame(rows).set_index("group")
+
+    def save(self, out: str | os.PathLike, *, force: bool = False) -> list[Path]:
+        """Write the report (``.md`` or ``.json``) and its figure ``STEM.reuse.png`` beside it; returns the paths written."""
+        from evalkit.judging.reuse_output import write_reuse
+
+        return write_reuse(self, out, force=force)
+
+
+def reuse(
+    gold: "QrelsLike",
+    *runs: "RunLike",
+    depth: int,
+    group_by: str | None = None,
+    group_on: str = "name",
+    groups: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
+    metric: str | None = None,
+    task: str = "auto",
+    missing: str | None = None,
+    relevance_level: float = 1,
+    allow_partial: bool = False,
+    run_format: str = "auto",
+    gold_format: str = "auto",
+    column: str | None = None,
+    progress: bool = False,
+) -> ReuseResult:
+    """Leave each group out of the depth-``depth`` pool of ``runs`` and rescore its runs on ``gold`` without its unique documents.
+
+    The task's official score is compared (or ``metric``); every run is scored
+    on the same gold queries under one missing-query policy, as ``compare`` does.
+    """
+    from evalkit.api import score_many
+    from evalkit.inputs import _paths_of, _run_names, check_task_name, input_entry
+    from evalkit.judging.reuse import leave_one_group_out
+    from evalkit.manifest import build_manifest
+    from evalkit.metrics import parse_metric
+
+    depth = check_depth(depth)
+    check_task_name(task)
+    if len(runs) < 2:
+        raise UsageError(f"the reuse test needs at least two runs (got {len(runs)})")
+    label = parse_metric(metric).label if metric else None
+    labels = _run_names(runs, names)
+    chosen = resolve_groups(runs, labels, groups, group_by, group_on)
+    if len(set(chosen)) < 2:
+        raise UsageError(f"the reuse test needs runs of at least two groups (every run is in group {chosen[0]!r})")
+    the_task, qrels, scored = score_many(
+        gold, runs, [label] if label else None, names=labels, task=task, missing=missing, allow_partial=allow_partial,
+        relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column, progress=progress,
+    )
+    found = leave_one_group_out(the_task, qrels, scored, chosen, depth, metric=label, missing=missing, allow_partial=allow_partial,
+                                relevance_level=relevance_level)
+    manifest = build_manifest(
+        the_task.name, [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],
+        {"depth": depth, "metric": found.metric, "group_by": group_by, "group_on": group_on if group_by else None,
+         "groups": dict(zip(labels, chosen)), "missing": scored[0].score.missing, "relevance_level": float(relevance_level),
+         "allow_partial": allow_partial},
+        command="reuse",
+    )
+    notes = [note for s in scored for note in s.notes] + found.notes
+    return ReuseResult(reuse=found, policy=scored[0].score.policy_lines(), notes=notes, manifest=manifest,
+                       files=[*_paths_of(runs), os.fspath(gold) if isinstance(gold, (str, os.PathLike)) else None])
