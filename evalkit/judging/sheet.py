@@ -77,9 +77,9 @@ def sheet_text(pool: Pool, seed: int, *, delimiter: str = "\t", blind: bool = Fa
         previous = query
         row = [queries[query], docs[pair_doc[pair]], "", position]
         if not blind:
-            runs = holders[pair]
-            groups = sorted({pool.groups[r] for r in runs})
-            row += [len(runs), n_groups[pair], LIST_SEPARATOR.join(inert(pool.runs[r]) for r in runs),
+            runs = sorted(pool.runs[r] for r in holders[pair])  # names in byte order: the sheet does not depend on the runs' order
+            groups = sorted({pool.groups[r] for r in holders[pair]})
+            row += [len(runs), n_groups[pair], LIST_SEPARATOR.join(inert(r) for r in runs),
                     LIST_SEPARATOR.join(inert(g) for g in groups)]
         writer.writerow(row)
     return buffer.getvalue()
