@@ -3,17 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import (
-    ALLOW_PARTIAL_OPTION,
-    COLUMN_OPTION,
-    FORCE_OPTION,
-    GOLD_FORMAT_OPTION,
-    MISSING_OPTION,
-    RELEVANCE_LEVEL_OPTION,
-    RUN_FORMAT_OPTION,
-    TASK_OPTION,
-    print_notes,
-)
+from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
 from evalkit.cli.pool import GROUP_BY_HELP, GROUP_ON_OPTION
 
 
@@ -24,20 +14,13 @@ from evalkit.cli.pool import GROUP_BY_HELP, GROUP_ON_OPTION
 @click.option("--group-by", required=True, help=GROUP_BY_HELP)
 @GROUP_ON_OPTION
 @click.option("--metric", "-m", default=None, help="Compare this metric instead of the task's official score, e.g. map.")
-@TASK_OPTION
+@scoring_options(without=("metrics", "depth"))
 @click.option("--output", "-o", type=click.Choice(["table", "markdown", "json"]), default=None,
               help="Output format (default: table; markdown / json when --out ends in .md / .json).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Write the report here (e.g. reports/reuse.md), its figure NAME.reuse.png beside it.")
-@MISSING_OPTION
-@RELEVANCE_LEVEL_OPTION
-@RUN_FORMAT_OPTION
-@GOLD_FORMAT_OPTION
-@COLUMN_OPTION
-@ALLOW_PARTIAL_OPTION
 @FORCE_OPTION
-def reuse(gold, runs, depth, group_by, group_on, metric, task, output, out_path, missing, relevance_level, run_format, gold_format,
-          column, allow_partial, force):
+def reuse(gold, runs, depth, group_by, group_on, metric, scoring, output, out_path, force):
     """Would the judgments in GOLD score a new run fairly? Leave each group out of the depth-K pool of RUNS.
 
     For each group (--group-by on the run file names), the judgments of
@@ -54,9 +37,7 @@ def reuse(gold, runs, depth, group_by, group_on, metric, task, output, out_path,
     kind = output_of(out_path, output)
     if out_path:
         check_outputs([out_path, figure_path(out_path), sidecar_of(out_path) if kind == "table" else None], force, inputs=[gold, *runs])
-    result = reuse_test(gold, *runs, depth=depth, group_by=group_by, group_on=group_on, metric=metric, task=task, missing=missing,
-                        relevance_level=relevance_level, allow_partial=allow_partial, run_format=run_format, gold_format=gold_format,
-                        column=column, progress=True)
+    result = reuse_test(gold, *runs, depth=depth, group_by=group_by, group_on=group_on, metric=metric, scoring=scoring, progress=True)
     print_notes(result.notes)
     if out_path:
         written = write_reuse(result, out_path, output=kind, force=force)

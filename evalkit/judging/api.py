@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalkit.inputs import QrelsLike, RunLike
     from evalkit.judging.reuse import Reuse
+    from evalkit.options import ScoringOptions
 
 
 def resolve_groups(runs: "Sequence[RunLike]", names: Sequence[str], groups: Sequence[str] | None, group_by: str | None,
@@ -187,28 +188,30 @@ def reuse(
     groups: Sequence[str] | None = None,
     names: Sequence[str] | None = None,
     metric: str | None = None,
-    task: str = "auto",
-    missing: str | None = None,
-    relevance_level: float = 1,
-    allow_partial: bool = False,
-    run_format: str = "auto",
-    gold_format: str = "auto",
-    column: str | None = None,
+    scoring: "ScoringOptions | None" = None,
     progress: bool = False,
+    **options: Any,
 ) -> ReuseResult:
     """Leave each group out of the depth-``depth`` pool of ``runs`` and rescore its runs on ``gold`` without its unique documents.
 
     The task's official score is compared (or ``metric``); every run is scored
-    on the same gold queries under one missing-query policy, as ``compare`` does.
+    on the same gold queries under one missing-query policy, as ``compare``
+    does. The scoring choices are ``scoring`` and/or its fields as keywords
+    (``task``, ``missing``, ``relevance_level``, ``allow_partial``, formats;
+    ``depth`` there would cut the rankings scored, and ``metrics`` is ``metric``).
     """
     from evalkit.api import score_many
     from evalkit.inputs import _paths_of, _run_names, check_task_name, input_entry
     from evalkit.judging.reuse import leave_one_group_out
     from evalkit.manifest import build_manifest
     from evalkit.metrics import parse_metric
+    from evalkit.options import ScoringOptions
 
     depth = check_depth(depth)
-    check_task_name(task)
+    chosen_options = ScoringOptions.of(scoring, **options)
+    if chosen_options.metrics:
+        raise UsageError("the reuse test compares one value per run: give metric=, not metrics=")
+    check_task_name(chosen_options.task)
     if len(runs) < 2:
         raise UsageError(f"the reuse test needs at least two runs (got {len(runs)})")
     label = parse_metric(metric).label if metric else None
@@ -216,17 +219,13 @@ def reuse(
     chosen = resolve_groups(runs, labels, groups, group_by, group_on)
     if len(set(chosen)) < 2:
         raise UsageError(f"the reuse test needs runs of at least two groups (every run is in group {chosen[0]!r})")
-    the_task, qrels, scored = score_many(
-        gold, runs, [label] if label else None, names=labels, task=task, missing=missing, allow_partial=allow_partial,
-        relevance_level=relevance_level, run_format=run_format, gold_format=gold_format, column=column, progress=progress,
-    )
-    found = leave_one_group_out(the_task, qrels, scored, chosen, depth, metric=label, missing=missing, allow_partial=allow_partial,
-                                relevance_level=relevance_level)
+    the_task, qrels, scored = score_many(gold, runs, [label] if label else None, names=labels, scoring=chosen_options,
+                                         progress=progress)
+    found = leave_one_group_out(the_task, qrels, scored, chosen, depth, metric=label, scoring=chosen_options)
     manifest = build_manifest(
         the_task.name, [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],
         {"depth": depth, "metric": found.metric, "group_by": group_by, "group_on": group_on if group_by else None,
-         "groups": dict(zip(labels, chosen)), "missing": scored[0].score.missing, "relevance_level": float(relevance_level),
-         "allow_partial": allow_partial},
+         "groups": dict(zip(labels, chosen)), "scoring": chosen_options.manifest(scored[0].score.missing)},
         command="reuse",
     )
     notes = [note for s in scored for note in s.notes] + found.notes

@@ -34,6 +34,7 @@ import numpy as np
 from evalkit.data import Qrels
 from evalkit.ids import positions_in
 from evalkit.judging.pool import Pool, build_pool
+from evalkit.options import ScoringOptions
 from evalkit.runset import ScoredRun, score_one
 from evalkit.stats.rank_correlation import kendall_tau, tau_ap, tau_ap_b
 from evalkit.tasks.base import Task
@@ -155,14 +156,14 @@ def leave_one_group_out(
     depth: int,
     *,
     metric: str | None = None,
-    missing: str | None = None,
-    allow_partial: bool = False,
-    relevance_level: float = 1,
+    scoring: ScoringOptions | None = None,
 ) -> Reuse:
-    """Run the test on ``scored`` (every run scored on the full ``qrels``; ``groups`` gives each run's group).
+    """Run the test on ``scored`` (every run scored on the full ``qrels`` under ``scoring``; ``groups`` gives each run's group).
 
     ``metric`` (a label among the scored values) is compared instead of the official score.
     """
+    scoring = scoring or ScoringOptions()
+    relevance_level = scoring.relevance_level
     names = [s.name for s in scored]
     gold_queries = qrels.query_ids.tolist()
     pool = build_pool([s.run.restrict(gold_queries) for s in scored], depth, groups, names)
@@ -178,8 +179,7 @@ def leave_one_group_out(
         reduced = full.copy()
         members = [i for i, g in enumerate(groups) if g == group]
         for i in members:
-            rescored = score_one(task, reduced_qrels, scored[i].run, names[i], [metric] if metric else None, missing=missing,
-                                 allow_partial=allow_partial, relevance_level=relevance_level)
+            rescored = score_one(task, reduced_qrels, scored[i].run, names[i], [metric] if metric else None, scoring)
             reduced[i] = round(value_of(rescored, metric), DECIMALS)
         reduced_rank = ranks(reduced)
         tau, ap, variant = correlations(full, reduced)
