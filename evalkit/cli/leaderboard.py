@@ -51,6 +51,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
     from evalkit.leaderboard import build_leaderboard
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
+    from evalkit.report.leaderboard_judged import judged_columns
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     if output is None:
@@ -81,17 +82,18 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
             "missing": policy_name if board.entries else scoring.missing, "relevance_level": scoring.relevance_level,
             "depth": scoring.depth, "allow_partial": scoring.allow_partial, "not_ranked": [r.path for r in board.rejected],
-            **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
+            "judged_k": top_docs, **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
         },
         seed=seed if test_name == "randomization" else None,
         command="leaderboard",
     )
+    judged = judged_columns(board, board.qrels, top_docs) if board.entries else None
     if output == "json":
-        text = leaderboard_output.as_json(board, policy, manifest)
+        text = leaderboard_output.as_json(board, policy, manifest, judged)
     elif output == "markdown":
-        text = leaderboard_output.as_markdown(board, policy, manifest)
+        text = leaderboard_output.as_markdown(board, policy, manifest, judged)
     else:
-        text = leaderboard_output.as_table(board, policy)
+        text = leaderboard_output.as_table(board, policy, judged)
     payloads = page_data(board, gold, scoring.gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) if pages else []
     if out_path:
         atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)
