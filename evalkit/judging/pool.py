@@ -37,6 +37,12 @@ def check_depth(depth: int) -> int:
     return int(depth)
 
 
+def distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of an integer array, ascending (a sort and a comparison: np.unique's hash path is slower here)."""
+    ordered = np.sort(keys)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
 def _sorted_codes(codes: np.ndarray, uniques: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes renumbered so that code order is the byte order of the ids (UTF-8 byte order = code point order)."""
     order = np.argsort(np.asarray(uniques, dtype=str), kind="stable")
@@ -92,8 +98,8 @@ class Pool:
     def groups_per_pair(self) -> np.ndarray:
         """How many groups have a run holding each pair."""
         member_group, names = self._member_group()
-        distinct = np.unique(self.member_pair * max(len(names), 1) + member_group) // max(len(names), 1)
-        return np.bincount(distinct, minlength=self.size)
+        pairs = distinct(self.member_pair * max(len(names), 1) + member_group) // max(len(names), 1)
+        return np.bincount(pairs, minlength=self.size)
 
     def placed_per_run(self) -> np.ndarray:
         """Pairs each run puts in the pool (its top ``depth`` documents over all queries)."""
@@ -102,8 +108,8 @@ class Pool:
     def placed_per_group(self) -> dict[str, int]:
         """Distinct pairs the runs of each group put in the pool."""
         member_group, names = self._member_group()
-        distinct = np.unique(self.member_pair * max(len(names), 1) + member_group) % max(len(names), 1)
-        return dict(zip(names, np.bincount(distinct, minlength=len(names)).tolist()))
+        groups = distinct(self.member_pair * max(len(names), 1) + member_group) % max(len(names), 1)
+        return dict(zip(names, np.bincount(groups, minlength=len(names)).tolist()))
 
     # ----------------------------------------------------------- unique contributions
     def unique_to_run(self) -> np.ndarray:
@@ -194,10 +200,11 @@ def build_pool(runs: Sequence[Run], depth: int, groups: Sequence[str] | None = N
     dcode, doc_ids = _sorted_codes(dcode, doc_ids)
     run_code = np.concatenate(owners)
     n_docs, n_runs = max(len(doc_ids), 1), len(runs)
-    membership = np.unique((qcode * n_docs + dcode) * n_runs + run_code)  # a run holds a pair once (first occurrences)
+    membership = distinct((qcode * n_docs + dcode) * n_runs + run_code)  # a run holds a pair once (first occurrences)
     pair_key, member_run = membership // n_runs, membership % n_runs
-    keys, member_pair = np.unique(pair_key, return_inverse=True)
+    starts = np.r_[True, pair_key[1:] != pair_key[:-1]] if len(pair_key) else np.zeros(0, dtype=bool)
+    keys, member_pair = pair_key[starts], np.cumsum(starts) - 1  # pair_key is sorted: pairs in (query, document) order
     return Pool(
         depth=depth, runs=tuple(names), groups=tuple(groups), query_ids=query_ids, doc_ids=doc_ids,
-        pair_query=keys // n_docs, pair_doc=keys % n_docs, member_pair=member_pair.ravel().astype(np.int64), member_run=member_run,
+        pair_query=keys // n_docs, pair_doc=keys % n_docs, member_pair=member_pair.astype(np.int64), member_run=member_run,
     )

@@ -70,6 +70,9 @@ def sheet_text(pool: Pool, seed: int, *, delimiter: str = "\t", blind: bool = Fa
     if not blind:
         holders = pool.retrieved_by()
         n_groups = pool.groups_per_pair().tolist()
+        by_name = sorted(range(len(pool.runs)), key=lambda r: pool.runs[r])  # names in byte order: the sheet ignores the runs' order
+        place = {r: i for i, r in enumerate(by_name)}
+        cells: dict[tuple[int, ...], tuple[str, str]] = {}  # the runs and groups columns of each distinct set of runs
     position, previous = 0, -1
     for pair in order.tolist():
         query = pair_query[pair]
@@ -77,9 +80,11 @@ def sheet_text(pool: Pool, seed: int, *, delimiter: str = "\t", blind: bool = Fa
         previous = query
         row = [queries[query], docs[pair_doc[pair]], "", position]
         if not blind:
-            runs = sorted(pool.runs[r] for r in holders[pair])  # names in byte order: the sheet does not depend on the runs' order
-            groups = sorted({pool.groups[r] for r in holders[pair]})
-            row += [len(runs), n_groups[pair], LIST_SEPARATOR.join(inert(r) for r in runs),
-                    LIST_SEPARATOR.join(inert(g) for g in groups)]
+            runs = tuple(holders[pair])
+            if runs not in cells:
+                names = [pool.runs[r] for r in sorted(runs, key=place.__getitem__)]
+                groups = sorted({pool.groups[r] for r in runs})
+                cells[runs] = (LIST_SEPARATOR.join(map(inert, names)), LIST_SEPARATOR.join(map(inert, groups)))
+            row += [len(runs), n_groups[pair], *cells[runs]]
         writer.writerow(row)
     return buffer.getvalue()
