@@ -136,3 +136,27 @@ def test_reuse_on_real_4b_test_runs():
         for change in g.runs:  # fewer relevant documents can only lower MRR@5
             assert change.reduced <= change.full and change.full == pytest.approx(found.full_scores[change.run])
     assert found.full_scores["sourcesniffers_final_test"] == pytest.approx(0.6835, abs=5e-5)
+
+
+def test_an_undefined_official_score_is_refused_in_one_line(tmp_path):
+    """ClimateCheck Subtask II without labels: the official score is undefined (the organisers' scorer's 404), so there is
+    no leaderboard to test; said in one line, nothing written."""
+    gold = tmp_path / "gold.csv"
+    gold.write_text("claim_id,claim,abstract_id,annotation\nc1,x,a1,Supports\nc1,x,a2,Not Enough Information\nc2,y,b1,Refutes\n")
+    (tmp_path / "A_1.csv").write_text("claim_id,abstract_id,rank\nc1,a1,1\nc2,b1,1\n")
+    (tmp_path / "B_1.csv").write_text("claim_id,abstract_id,rank\nc1,a2,1\nc2,zz,1\n")
+    done = run_cli("reuse", gold, tmp_path / "A_1.csv", tmp_path / "B_1.csv", "--depth", "1", "--group-by", "^[A-Z]",
+                   "--task", "climatecheck2025-verification", "--out", tmp_path / "r.md")
+    assert done.returncode == 2 and done.stderr.strip().endswith("is undefined for A_1, B_1: no leaderboard to test (compare another --metric)")
+    assert not (tmp_path / "r.md").exists() and not (tmp_path / "r.reuse.png").exists()
+    retrieval = evalkit.reuse(gold, tmp_path / "A_1.csv", tmp_path / "B_1.csv", depth=1, group_by="^[A-Z]").reuse
+    assert retrieval.task == "climatecheck2025-retrieval" and retrieval.full_scores["A_1"] == 1.0
+
+
+def test_a_gold_whose_task_keeps_no_query_scores_without_a_traceback(tmp_path):
+    """Leaving a group out can remove every relevant judgment of a ClimateCheck claim, and ClimateCheck scores only claims
+    with one: a gold (here from the start) whose task keeps no claim used to fail inside evaluation.judge."""
+    gold = tmp_path / "gold.csv"
+    gold.write_text("claim_id,claim,abstract_id,annotation\nc1,x,a2,Not Enough Information\n")
+    result = evalkit.score({"c1": ["a1"]}, gold)
+    assert result.task_score.evaluation.n_gold == 0 and result.task_score.evaluation.excluded == ["c1"]

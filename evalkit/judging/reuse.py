@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Qrels
+from evalkit.errors import UsageError
 from evalkit.ids import positions_in
 from evalkit.judging.pool import Pool, build_pool
 from evalkit.options import ScoringOptions
@@ -170,6 +171,10 @@ def leave_one_group_out(
     owner = pair_owner_of_judgments(qrels, pool)
     judged = qrels.grades >= 0
     full = np.round(np.array([value_of(s, metric) for s in scored], dtype=np.float64), DECIMALS)
+    undefined = [name for name, value in zip(names, full.tolist()) if not np.isfinite(value)]
+    if undefined:
+        label = metric or scored[0].score.official
+        raise UsageError(f"{label} is undefined for {', '.join(undefined)}: no leaderboard to test (compare another --metric)")
     full_rank = ranks(full)
     unique_pairs = pool.unique_per_group()
     results = []
