@@ -47,7 +47,7 @@ def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, r
         raise UsageError(f"--summary {summary_path}: name it NAME.md (Markdown) or NAME.json")
     check_outputs([out_path, sidecar_of(out_path), summary_path], force, inputs=runs)
     made = make_pool(*runs, depth=depth, group_by=group_by, group_on=group_on, seed=seed, blind=blind, run_format=run_format,
-                     column=column)
+                     column=column, progress=True)
     print_notes(made.notes)
     risky = formula_like_ids(made.pool)
     if risky:

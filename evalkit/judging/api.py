@@ -109,6 +109,7 @@ def pool(
     blind: bool = False,
     run_format: str = "auto",
     column: str | None = None,
+    progress: bool = False,
 ) -> PoolResult:
     """The depth-``depth`` pool of ``runs`` (:mod:`evalkit.judging.pool`): pooled pairs, who retrieved each, unique contributions.
 
@@ -118,6 +119,7 @@ def pool(
     from evalkit.inputs import _paths_of, _run_names, as_run, input_entry
     from evalkit.judging.pool_summary import coverage_notes
     from evalkit.manifest import build_manifest
+    from evalkit.runset import with_progress
 
     depth = check_depth(depth)
     if not runs:
@@ -126,7 +128,8 @@ def pool(
         raise UsageError(f"seed must be an integer in 0..2^32-1 (got {seed!r})")
     labels = _run_names(runs, names)
     chosen = resolve_groups(runs, labels, groups, group_by, group_on)  # a bad pattern fails before any run is read
-    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in zip(runs, labels)]
+    pairs = with_progress(list(zip(runs, labels)), progress, "reading")
+    loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in pairs]
     made = build_pool(loaded, depth, chosen, labels)
     manifest = build_manifest(
         None, [input_entry(f"run:{n}", r) for n, r in zip(labels, loaded)],
