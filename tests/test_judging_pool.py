@@ -253,3 +253,27 @@ def test_pool_of_real_4b_test_runs_and_the_misnamed_split():
     assert made.pool.unique_per_group() == {g: sum(1 for h in holders.values() if h == {g}) for g in set(groups)}
     # the file named _test_ holds the dev queries (see the data's README): said, not silently pooled
     assert any(note.startswith("E5_HN_All__test_TOP100: 151 of its 1,400 queries") for note in made.notes), made.notes
+
+
+def test_sheet_carries_the_texts_assessors_read(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "a", "title": "Alpha", "text": "first, with \\"quotes\\"\\nand a line"}\n'
+                      '{"_id": "b", "title": "", "text": "=1+1 looks like a formula"}\n')
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tis alpha first?\n")
+    sheet = tmp_path / "sheet.csv"
+    made = evalkit.pool({"q1": ["a", "b", "zz"], "q2": ["a"]}, depth=3, queries=queries, corpus=corpus, blind=True)
+    made.save(sheet)
+    import csv
+
+    rows = list(csv.DictReader(sheet.open(newline="")))
+    assert list(rows[0]) == ["query_id", "doc_id", "relevance", "pool_position", "query_text", "doc_text"]
+    texts = {(r["query_id"], r["doc_id"]): (r["query_text"], r["doc_text"]) for r in rows}
+    assert texts[("q1", "a")] == ("is alpha first?", 'Alpha first, with "quotes"\nand a line')
+    assert texts[("q1", "b")][1] == "'=1+1 looks like a formula" and texts[("q1", "zz")][1] == "" and texts[("q2", "a")][0] == ""
+    assert any("1 of the 2 pooled queries have no text" in n for n in made.notes)
+    assert any("1 of the 3 pooled documents are not in the collection" in n for n in made.notes)
+    assert [e["role"] for e in made.manifest["inputs"]][-2:] == ["queries", "corpus"]
+    text, expected = graded(sheet.read_text(), delimiter=",")
+    sheet.write_text(text)
+    assert evalkit.read_qrels(sheet).to_dict() == expected  # the text columns are read past

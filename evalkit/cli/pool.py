@@ -23,10 +23,16 @@ GROUP_ON_OPTION = click.option("--group-on", type=click.Choice(["name", "path"])
 @click.option("--blind", is_flag=True, help="Leave out of the sheet which runs and groups retrieved each document (the assessors' copy).")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the pool's figures here: .md (Markdown) or .json.")
+@click.option("--queries", "queries_path", type=click.Path(dir_okay=False), default=None,
+              help="Query texts for the assessors (a query_text column): BEIR JSONL, a table such as the 4b gold, id<TAB>text, SMART.")
+@click.option("--corpus", "corpus_path", type=click.Path(dir_okay=False), default=None,
+              help="Document texts for the assessors (a doc_text column: title and text): BEIR JSONL, CSV/TSV/Parquet, TREC SGML...")
+@click.option("--trust-pickle", is_flag=True, help="Allow reading a pickled --corpus (unpickling runs code: trusted files only).")
 @RUN_FORMAT_OPTION
 @COLUMN_OPTION
 @FORCE_OPTION
-def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, run_format, column, force):
+def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, queries_path, corpus_path, trust_pickle, run_format, column,
+         force):
     """Pool the top K documents of RUNS (any run formats) for assessors, written as a judging sheet.
 
     The sheet has one row per pooled (query, document), each query's documents
@@ -35,7 +41,8 @@ def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, r
     runs and groups retrieved each document (--blind leaves that out). Graded,
     it is a gold file: evalkit score RUN SHEET. Printed: the pool's size and
     each run's and group's unique contribution (documents no other run, or
-    group, pooled).
+    group, pooled). --queries and --corpus put the texts assessors read on
+    the sheet.
     """
     from evalkit.errors import UsageError
     from evalkit.judging import pool_summary
@@ -45,9 +52,9 @@ def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, r
 
     if summary_path and not summary_path.lower().endswith((".md", ".json")):
         raise UsageError(f"--summary {summary_path}: name it NAME.md (Markdown) or NAME.json")
-    check_outputs([out_path, sidecar_of(out_path), summary_path], force, inputs=runs)
+    check_outputs([out_path, sidecar_of(out_path), summary_path], force, inputs=[*runs, queries_path, corpus_path])
     made = make_pool(*runs, depth=depth, group_by=group_by, group_on=group_on, seed=seed, blind=blind, run_format=run_format,
-                     column=column, progress=True)
+                     column=column, queries=queries_path, corpus=corpus_path, trust_pickle=trust_pickle, progress=True)
     print_notes(made.notes)
     risky = formula_like_ids(made.pool)
     if risky:

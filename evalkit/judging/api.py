@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from evalkit.errors import UsageError
 from evalkit.judging.groups import groups_of
@@ -28,6 +28,7 @@ from evalkit.judging.pool import Pool, build_pool, check_depth
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from evalkit.corpus import Corpus
     from evalkit.inputs import QrelsLike, RunLike
     from evalkit.judging.reuse import Reuse
     from evalkit.options import ScoringOptions
@@ -59,12 +60,15 @@ class PoolResult:
     files: list[str | None]  # each run's file (None: in memory)
     notes: list[str]
     manifest: dict[str, Any] = field(repr=False)
+    query_texts: Mapping[str, str] | None = field(default=None, repr=False)  # texts for the assessors, when given
+    doc_texts: Mapping[str, str] | None = field(default=None, repr=False)
 
     def sheet(self, delimiter: str = "\t") -> str:
         """The judging sheet's text (:mod:`evalkit.judging.sheet`)."""
         from evalkit.judging.sheet import sheet_text
 
-        return sheet_text(self.pool, self.seed, delimiter=delimiter, blind=self.blind)
+        return sheet_text(self.pool, self.seed, delimiter=delimiter, blind=self.blind, query_texts=self.query_texts,
+                          doc_texts=self.doc_texts)
 
     def to_pandas(self) -> "pd.DataFrame":
         """One row per pooled pair in the assessors' order: query_id, doc_id, pool_position, n_runs, n_groups, runs, groups."""
@@ -92,10 +96,15 @@ class PoolResult:
         from evalkit.manifest import write_sidecar
         from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
-        check_outputs([path, sidecar_of(path)], force, inputs=[f for f in self.files if f])
+        check_outputs([path, sidecar_of(path)], force, inputs=[f for f in self.files if f] + self.text_files)
         target = atomic_write(path, self.sheet(delimiter_for(os.fspath(path))), force=force)
         write_sidecar(path, self.manifest)
         return target
+
+    @property
+    def text_files(self) -> list[str]:
+        """The query and corpus files read for the texts (never overwritten)."""
+        return [entry["path"] for entry in self.manifest.get("inputs", []) if entry.get("role") in ("queries", "corpus") and entry.get("path")]
 
 
 def pool(
@@ -109,12 +118,17 @@ def pool(
     blind: bool = False,
     run_format: str = "auto",
     column: str | None = None,
+    queries: "str | os.PathLike | Mapping[str, str] | None" = None,
+    corpus: "str | os.PathLike | Corpus | None" = None,
+    trust_pickle: bool = False,
     progress: bool = False,
 ) -> PoolResult:
     """The depth-``depth`` pool of ``runs`` (:mod:`evalkit.judging.pool`): pooled pairs, who retrieved each, unique contributions.
 
     ``seed`` fixes each query's random order on the sheet; ``blind`` leaves
-    out of the sheet which runs and groups retrieved each document.
+    out of the sheet which runs and groups retrieved each document;
+    ``queries`` (a query file or ``{id: text}``) and ``corpus`` (a collection
+    file or :class:`~evalkit.corpus.Corpus`) put the texts on the sheet.
     """
     from evalkit.inputs import _paths_of, _run_names, as_run, input_entry
     from evalkit.judging.pool_summary import coverage_notes
@@ -131,14 +145,49 @@ def pool(
     pairs = with_progress(list(zip(runs, labels)), progress, "reading")
     loaded = [as_run(r, name=n, format=run_format, column=column) for r, n in pairs]
     made = build_pool(loaded, depth, chosen, labels)
+    query_texts, doc_texts, text_inputs, text_notes = pool_texts(made, queries, corpus, trust_pickle)
     manifest = build_manifest(
-        None, [input_entry(f"run:{n}", r) for n, r in zip(labels, loaded)],
+        None, [input_entry(f"run:{n}", r) for n, r in zip(labels, loaded)] + text_inputs,
         {"depth": depth, "group_by": group_by, "group_on": group_on if group_by else None, "groups": dict(zip(labels, chosen)),
          "blind": blind, "pool_size": made.size, "queries": len(made.query_ids)},
         seed=seed, command="pool",
     )
-    notes = [f"{r.name}: {message}" for r in loaded for message in r.warnings] + coverage_notes(made, loaded)
-    return PoolResult(pool=made, seed=seed, blind=blind, files=_paths_of(runs), notes=notes, manifest=manifest)
+    notes = [f"{r.name}: {message}" for r in loaded for message in r.warnings] + coverage_notes(made, loaded) + text_notes
+    return PoolResult(pool=made, seed=seed, blind=blind, files=_paths_of(runs), notes=notes, manifest=manifest,
+                      query_texts=query_texts, doc_texts=doc_texts)
+
+
+def pool_texts(made: Pool, queries, corpus, trust_pickle: bool = False):
+    """(query texts, document texts of the pooled documents, manifest entries, notes) from a query file or dict and a
+    collection file or :class:`~evalkit.corpus.Corpus`; ``None`` for what was not given."""
+    from evalkit.corpus import Corpus
+    from evalkit.formats.collections import read_corpus, read_queries
+    from evalkit.manifest import input_entry
+
+    inputs, notes = [], []
+    query_texts = doc_texts = None
+    if queries is not None:
+        if isinstance(queries, (str, os.PathLike)):
+            read = read_queries(queries)
+            inputs.append(input_entry("queries", read.source or os.fspath(queries)))
+            queries = read.as_dict()
+        query_texts = {str(k): str(v) for k, v in dict(queries).items()}
+        missing = [q for q in made.query_ids.tolist() if q not in query_texts]
+        if missing:
+            notes.append(f"{len(missing):,} of the {len(made.query_ids):,} pooled queries have no text in the queries given "
+                         f"(e.g. {missing[0]!r}): their query_text cells are empty")
+    if corpus is not None:
+        if not isinstance(corpus, Corpus):
+            path = corpus
+            corpus = read_corpus(path, trust_pickle=trust_pickle)
+            inputs.append(input_entry("corpus", corpus.source or os.fspath(path)))
+        position = corpus.position()
+        doc_texts = {d: corpus.text(position[d]) for d in made.doc_ids.tolist() if d in position}
+        missing = len(made.doc_ids) - len(doc_texts)
+        if missing:
+            notes.append(f"{missing:,} of the {len(made.doc_ids):,} pooled documents are not in the collection: their doc_text "
+                         "cells are empty (runs of another collection?)")
+    return query_texts, doc_texts, inputs, notes
 
 
 # ----------------------------------------------------------------- reuse

@@ -4,12 +4,14 @@ One row per pooled (query, document), queries in byte order, each query's
 documents in the pool's seeded random order (:meth:`Pool.assessment_order`),
 so assessors meet no run's ranking. Columns::
 
-    query_id  doc_id  relevance  pool_position  [n_runs  n_groups  runs  groups]
+    query_id  doc_id  relevance  pool_position  [query_text  doc_text]  [n_runs  n_groups  runs  groups]
 
 ``relevance`` is left empty for the assessor: a grade, as in TREC qrels
 (0 not relevant, 1 relevant, 2 highly relevant...; ``-1`` leaves a document
 unjudged, trec_eval's convention). ``pool_position`` is the document's place
-in its query's order (1, 2, ...). The organiser's copy also says how many
+in its query's order (1, 2, ...). Given the queries and the collection, the
+sheet carries the texts assessors read (``query_text``, ``doc_text``: title
+and text). The organiser's copy also says how many
 runs and groups retrieved each document, and which; ``blind=True`` leaves
 those out for the copy assessors see (who retrieved a document should not
 sway its grade). Tab-separated (``.tsv``) or comma-separated (``.csv``),
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Mapping
 
 from evalkit.judging.pool import Pool
 
@@ -36,7 +39,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a cell starting so is a form
 
 
 def inert(text: str) -> str:
-    """A run or group name as a spreadsheet shows it without running it: a leading ``'`` before a formula start."""
+    """A name or text as a spreadsheet shows it without running it: a leading ``'`` before a formula start."""
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
@@ -59,11 +62,13 @@ def delimiter_for(path: str) -> str:
     return "," if str(path).lower().endswith(".csv") else "\t"
 
 
-def sheet_text(pool: Pool, seed: int, *, delimiter: str = "\t", blind: bool = False) -> str:
-    """The judging sheet of ``pool`` (see the module docstring)."""
+def sheet_text(pool: Pool, seed: int, *, delimiter: str = "\t", blind: bool = False, query_texts: Mapping[str, str] | None = None,
+               doc_texts: Mapping[str, str] | None = None) -> str:
+    """The judging sheet of ``pool`` (see the module docstring); ``query_texts`` / ``doc_texts`` add the texts assessors read."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(COLUMNS if blind else COLUMNS + PROVENANCE)
+    texts = [(name, values) for name, values in (("query_text", query_texts), ("doc_text", doc_texts)) if values is not None]
+    writer.writerow([*COLUMNS, *(name for name, _ in texts), *(() if blind else PROVENANCE)])
     order = pool.assessment_order(seed)
     queries, docs = pool.query_ids.tolist(), pool.doc_ids.tolist()
     pair_query, pair_doc = pool.pair_query.tolist(), pool.pair_doc.tolist()
@@ -79,6 +84,8 @@ def sheet_text(pool: Pool, seed: int, *, delimiter: str = "\t", blind: bool = Fa
         position = position + 1 if query == previous else 1
         previous = query
         row = [queries[query], docs[pair_doc[pair]], "", position]
+        for name, values in texts:
+            row.append(inert(values.get(row[0 if name == "query_text" else 1], "")))
         if not blind:
             runs = tuple(holders[pair])
             if runs not in cells:
