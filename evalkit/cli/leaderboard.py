@@ -72,7 +72,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
 
         policy_name = board.entries[0].scored.score.missing
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
-        policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith("depth:")]
+        policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith(("depth:", "judged only:"))]
     inputs = [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
     inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
     manifest = build_manifest(

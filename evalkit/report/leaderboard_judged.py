@@ -7,7 +7,10 @@ retrieved top k) and each metric with every retrieved, unjudged document
 counted relevant (:func:`evalkit.judgments.bounds`: an upper bound for P@k,
 Success, MRR and Judged@k; for metrics divided by R the value under that
 assumption). An official score that is a mean of per-query metrics
-(ClimateCheck Subtask I) gets the mean of its components' bounds.
+(ClimateCheck Subtask I) gets the mean of its components' bounds. Judged-only
+scores (``--judged-only``, trec_eval ``-J``: condensed lists) have no such
+bound, the unjudged documents being removed rather than counted; their
+Judged@k is that of the whole ranking (every condensed list is judged).
 """
 from __future__ import annotations
 
@@ -40,6 +43,22 @@ class RunJudgments:
 class JudgedColumns:
     label: str  # "Judged@10"
     runs: dict[str, RunJudgments]
+    judged_only: bool = False  # the scores are judged-only (condensed lists): no bound applies, Judged@k is of the full lists
+
+
+def full_list_judged(entry, qrels: "Qrels", metric):
+    """Judged@k of a run's whole ranking when its scores are judged-only (its condensed lists are all judged)."""
+    import numpy as np
+
+    from evalkit.evaluation import evaluate
+
+    evaluation = entry.scored.score.evaluation
+    keep = None
+    if evaluation.excluded:
+        keep = ~np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(evaluation.excluded, dtype=object))
+    level = evaluation.judged.relevance_level if evaluation.judged is not None else 1.0
+    return evaluate(entry.scored.run, qrels, [metric], missing=evaluation.missing, relevance_level=level, allow_partial=True,
+                    keep_gold=keep, depth=evaluation.depth).mean(metric)
 
 
 def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K) -> JudgedColumns:
@@ -51,8 +70,13 @@ def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K) -> 
     components: list[str] = []
     if board.entries:
         components = official_components(get_task(board.task), board.entries[0].scored.score)
+    judged_only = any(getattr(e.scored.score.evaluation, "judged_only", False) for e in board.entries)
     for entry in board.entries:
         score = entry.scored.score
+        if judged_only:  # unjudged documents were removed, not counted: they bound nothing
+            values = {**score.values, metric.label: full_list_judged(entry, qrels, metric)}
+            runs[entry.name] = RunJudgments(judged=values[metric.label], values=values, upper={k: math.nan for k in values}, added=0)
+            continue
         evaluation = with_metric(score.evaluation, metric)
         found = bounds(entry.scored.run, qrels, evaluation)
         lower = {**score.values, metric.label: evaluation.mean(metric)}
@@ -62,4 +86,4 @@ def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K) -> 
             upper[score.official] = math.nan if composite is None else composite
         runs[entry.name] = RunJudgments(judged=lower[metric.label], values=lower,
                                         upper={label: upper.get(label, math.nan) for label in lower}, added=found.added)
-    return JudgedColumns(label=metric.label, runs=runs)
+    return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only)
