@@ -81,3 +81,21 @@ def test_composite_official_score_gets_the_mean_of_its_components_bounds(tmp_pat
     parts = ["Recall@2", "Recall@5", "Recall@10", "CC-Bpref"]
     assert entry["bounds"][official]["unjudged_relevant"] == pytest.approx(
         sum(entry["bounds"][p]["unjudged_relevant"] for p in parts) / 4)
+
+
+@pytest.mark.skipif(not hasattr(__import__("evalkit.options", fromlist=["x"]).ScoringOptions, "judged_only"),
+                    reason="--judged-only (trec_eval -J) is not in this build's scoring options")
+def test_judged_only_leaderboard_gives_full_list_judged_at_k_and_no_bound(board, tmp_path):
+    gold, runs = board
+    out = tmp_path / "board.json"
+    done = run_cli("leaderboard", runs, "--gold", gold, "--metrics", "map", "--judged-only", "--out", out)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert any(note.startswith("judged only:") for note in data["notes"]) and data["manifest"]["options"]["judged_only"] is True
+    alpha = next(e for e in data["ranking"] if e["run"] == "alpha")
+    assert alpha["metrics"]["MAP"] == 1.0  # condensed: q1 a (b judged non-relevant after it), q2 d, q3 f all at rank 1
+    assert alpha["judged"]["value"] == pytest.approx((2 / 3 + 1 / 2 + 1) / 3)  # of the whole rankings, not the condensed ones
+    assert all(b["unjudged_relevant"] is None for b in alpha["bounds"].values())
+    md = tmp_path / "board.md"
+    assert run_cli("leaderboard", runs, "--gold", gold, "--judged-only", "--out", md).returncode == 0
+    assert "no bound with them counted relevant applies" in md.read_text()

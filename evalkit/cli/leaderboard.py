@@ -80,8 +80,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
         {
             "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
-            "missing": policy_name if board.entries else scoring.missing, "relevance_level": scoring.relevance_level,
-            "depth": scoring.depth, "allow_partial": scoring.allow_partial, "not_ranked": [r.path for r in board.rejected],
+            **scoring.manifest(policy_name if board.entries else None), "not_ranked": [r.path for r in board.rejected],
             "judged_k": top_docs, **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
         },
         seed=seed if test_name == "randomization" else None,

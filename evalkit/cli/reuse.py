@@ -14,7 +14,7 @@ from evalkit.cli.pool import GROUP_BY_HELP, GROUP_ON_OPTION
 @click.option("--group-by", required=True, help=GROUP_BY_HELP)
 @GROUP_ON_OPTION
 @click.option("--metric", "-m", default=None, help="Compare this metric instead of the task's official score, e.g. map.")
-@scoring_options(without=("metrics", "depth"))
+@scoring_options(without=("metrics", "depth", "zscores", "judgment_groups"))
 @click.option("--output", "-o", type=click.Choice(["table", "markdown", "json"]), default=None,
               help="Output format (default: table; markdown / json when --out ends in .md / .json).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,

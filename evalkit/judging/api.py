@@ -263,6 +263,8 @@ def reuse(
     chosen_options = ScoringOptions.of(scoring, **options)
     if chosen_options.metrics:
         raise UsageError("the reuse test compares one value per run: give metric=, not metrics=")
+    if getattr(chosen_options, "zscores", None) or getattr(chosen_options, "judgment_groups", False):
+        raise UsageError("the reuse test removes judgments from one gold: z-scores and judgment groups do not apply")
     check_task_name(chosen_options.task)
     if len(runs) < 2:
         raise UsageError(f"the reuse test needs at least two runs (got {len(runs)})")
