@@ -62,6 +62,7 @@ class PoolResult:
     manifest: dict[str, Any] = field(repr=False)
     query_texts: Mapping[str, str] | None = field(default=None, repr=False)  # texts for the assessors, when given
     doc_texts: Mapping[str, str] | None = field(default=None, repr=False)
+    text_files: list[str] = field(default_factory=list, repr=False)  # the query and collection files read (never overwritten)
 
     def sheet(self, delimiter: str = "\t") -> str:
         """The judging sheet's text (:mod:`evalkit.judging.sheet`)."""
@@ -100,11 +101,6 @@ class PoolResult:
         target = atomic_write(path, self.sheet(delimiter_for(os.fspath(path))), force=force)
         write_sidecar(path, self.manifest)
         return target
-
-    @property
-    def text_files(self) -> list[str]:
-        """The query and corpus files read for the texts (never overwritten)."""
-        return [entry["path"] for entry in self.manifest.get("inputs", []) if entry.get("role") in ("queries", "corpus") and entry.get("path")]
 
 
 def pool(
@@ -153,8 +149,9 @@ def pool(
         seed=seed, command="pool",
     )
     notes = [f"{r.name}: {message}" for r in loaded for message in r.warnings] + coverage_notes(made, loaded) + text_notes
+    text_files = [os.fspath(p) for p in (queries, corpus) if isinstance(p, (str, os.PathLike))]
     return PoolResult(pool=made, seed=seed, blind=blind, files=_paths_of(runs), notes=notes, manifest=manifest,
-                      query_texts=query_texts, doc_texts=doc_texts)
+                      query_texts=query_texts, doc_texts=doc_texts, text_files=text_files)
 
 
 def pool_texts(made: Pool, queries, corpus, trust_pickle: bool = False):
