@@ -17,6 +17,8 @@ CORE = [
     "pyarrow>=14",
     "matplotlib>=3.7",
     "tqdm>=4.60",
+    # regex: the re syntax with a time limit per search, so a stranger's --group-by pattern cannot hang evalkit pool/reuse
+    "regex>=2022.1",
 ]
 SYSTEMS = [
     "torch==2.13.0",  # pinned: an unpinned torch pulls gigabytes of CUDA wheels

@@ -29,6 +29,10 @@ _ELSEWHERE = {  # name -> the module that holds it
     )},
     "validate": "evalkit.tasks.submissions",
     "write_submission": "evalkit.tasks.submissions",
+    "pool": "evalkit.judging.api",
+    "PoolResult": "evalkit.judging.api",
+    "reuse": "evalkit.judging.api",
+    "ReuseResult": "evalkit.judging.api",
 }
 
 __all__ = ["__version__", *_API, *_DATA, *_ELSEWHERE]

@@ -283,6 +283,18 @@ class Qrels:
             out[self.query_ids[q]][self.doc_ids[d]] = int(g) if float(g).is_integer() else g
         return out
 
+    def select(self, keep: np.ndarray, name: str | None = None) -> "Qrels":
+        """The judgments of the rows ``keep`` (a boolean mask over rows) only; every query id stays a gold query.
+
+        Labels and the columns as written are cut alike, so an official scorer reading them sees the same rows.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        written = None if self.as_written is None else {k: tuple(np.asarray(v, dtype=object)[keep].tolist()) for k, v in self.as_written.items()}
+        return replace(
+            self, qidx=self.qidx[keep], didx=self.didx[keep], grades=self.grades[keep],
+            labels=None if self.labels is None else self.labels[keep], as_written=written, name=name or self.name,
+        )
+
     def relevant_docs(self, relevance_level: float = 1) -> dict[str, list[str]]:
         """``{query: [relevant doc, ...]}`` in file order."""
         out: dict[str, list[str]] = {str(q): [] for q in self.query_ids}

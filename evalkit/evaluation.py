@@ -90,7 +90,7 @@ def judge(
     retrieved per query.
     """
     n_gold = len(sets.gold)
-    eval_pos = np.full(n_gold, -1, dtype=np.int64)
+    eval_pos = np.full(max(n_gold, 1), -1, dtype=np.int64)  # one slot at least: the lookups below index it (a task may keep no gold query)
     eval_pos[evaluated] = np.arange(len(evaluated))
     gold_index = {q: i for i, q in enumerate(sets.gold.tolist())}
     qrels_to_gold = np.fromiter((gold_index.get(q, -1) for q in qrels.query_ids.tolist()), dtype=np.int64, count=len(qrels.query_ids))

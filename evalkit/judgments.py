@@ -20,6 +20,7 @@ and 0.6). Only the evaluated queries' retrieved documents (within
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,14 @@ class Bounds:
     def means(self) -> dict[str, tuple[float, float]]:
         """``{metric: (as non-relevant, as relevant)}`` for every metric of the evaluation."""
         return {m.label: (self.lower.mean(m), self.upper.mean(m)) for m in self.lower.metrics}
+
+
+def with_metric(evaluation: Evaluation, metric) -> Evaluation:
+    """``evaluation`` plus one more metric (e.g. Judged@k) computed on its judged ranking."""
+    if metric.label in evaluation.per_query or evaluation.judged is None:
+        return evaluation
+    per_query = {**evaluation.per_query, metric.label: metric.compute(evaluation.judged)}
+    return dataclasses.replace(evaluation, metrics=[*evaluation.metrics, metric], per_query=per_query)
 
 
 def relevant_grade(evaluation: Evaluation) -> float:

@@ -17,6 +17,7 @@ from typing import Sequence
 
 
 from evalkit.comparison import CompareOptions, significance_tests
+from evalkit.data import Qrels
 from evalkit.errors import EvalkitError, PartialRunError, UsageError
 from evalkit.options import ScoringOptions
 from evalkit.runset import ScoredRun, by_official_score, comparison_metric, resolve_task, score_one, unique_names
@@ -86,6 +87,7 @@ class Leaderboard:
     rejected: list[Rejected]
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    qrels: Qrels | None = field(default=None, repr=False)  # the gold every run was scored against
 
 
 def collect_files(folder: str | Path, patterns: Sequence[str] = ("*",), recursive: bool = True, gold: str | None = None) -> tuple[list[Path], list[str]]:
@@ -183,7 +185,7 @@ def build_leaderboard(
         except Exception as exc:  # one odd file must not stop the ranking of the others
             rejected.append(Rejected(relative[str(path)], "invalid", unexpected(exc)))
     if not runs:
-        return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped)
+        return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels)
     task = resolve_task(scoring.task, qrels, runs[0])
     scored: list[ScoredRun] = []
     for run in runs:
@@ -205,7 +207,7 @@ def build_leaderboard(
         notes.append(f"adjacent ranks are tested on {metric}: the official score has no per-query values")
     n_gold = scored[0].score.evaluation.n_gold if scored else len(qrels.query_ids)
     rejected.sort(key=lambda r: r.path)
-    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes)
+    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes, qrels=qrels)
 
 
 def duplicate_notes(scored: Sequence[ScoredRun], relative: dict[str, str]) -> list[str]:

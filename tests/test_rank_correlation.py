@@ -76,3 +76,74 @@ def test_vectorised_many_queries_equal_one_by_one():
     got = rbo_many(*columns(lists_a), *columns(lists_b), len(lists_a), 0.9)
     expected = np.array([rbo(a, b, 0.9) for a, b in zip(lists_a, lists_b)])
     assert np.allclose(got, expected, equal_nan=True, atol=1e-12)
+
+
+# ----------------------------------------------------------------- Kendall's tau and tau_AP (system rankings)
+def tau_ap_by_hand(truth: list[float], estimate: list[float]) -> float:
+    """Yilmaz, Aslam and Robertson (2008), eq. 3, term by term: walk the estimated ranking from the top; C(i) counts the
+    items above the i-th that the true ranking also puts above it (no ties)."""
+    order = sorted(range(len(estimate)), key=lambda i: -estimate[i])
+    total = 0.0
+    for i in range(1, len(order)):
+        item = order[i]
+        correct = sum(1 for above in order[:i] if truth[above] > truth[item])
+        total += correct / i
+    return 2 / (len(order) - 1) * total - 1
+
+
+def tau_ap_b_reference(x: list[float], y: list[float]) -> float:
+    """Urbano and Marrero (2017) tau_AP,b as their R package ircor writes it (tauAP_b.ties: R's rank() with ties.method
+    'average' for x, 'first' and 'min' for y; sorting decreasing), transcribed with Python loops."""
+    def one_way(x, y):
+        n = len(x)
+        neg_x, neg_y = [-v for v in x], [-v for v in y]  # decreasing
+        rx = [sum(1 for w in neg_x if w < v) + (sum(1 for w in neg_x if w == v) + 1) / 2 for v in neg_x]
+        ry = [sum(1 for w in neg_y if w < v) + sum(1 for j in range(i + 1) if neg_y[j] == v) for i, v in enumerate(neg_y)]
+        p = [sum(1 for w in neg_y if w < v) + 1 for v in neg_y]
+        c_all, not_top = 0.0, 0
+        for i in range(n):
+            if p[i] != 1:
+                not_top += 1
+                c_above = sum(1 for j in range(n) if p[j] < p[i] and np.sign(rx[i] - rx[j]) == np.sign(ry[i] - ry[j]))
+                c_all += c_above / (p[i] - 1)
+        return 2 / not_top * c_all - 1
+
+    return (one_way(x, y) + one_way(y, x)) / 2
+
+
+def test_kendall_tau_equals_scipy():
+    from scipy.stats import kendalltau
+
+    from evalkit.stats.rank_correlation import kendall_tau
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n = int(rng.integers(2, 25))
+        x, y = rng.integers(0, 6, n).astype(float), rng.integers(0, 6, n).astype(float)
+        theirs = kendalltau(x, y).statistic
+        ours = kendall_tau(x, y)
+        assert (np.isnan(ours) and np.isnan(theirs)) or ours == pytest.approx(theirs, abs=1e-12), (x, y)
+
+
+def test_tau_ap_by_hand_and_against_references():
+    from evalkit.stats.rank_correlation import tau_ap, tau_ap_b
+
+    truth = [4.0, 3.0, 2.0, 1.0]
+    assert tau_ap(truth, truth) == 1.0 and tau_ap(truth, truth[::-1]) == -1.0
+    assert tau_ap(truth, [3.0, 4.0, 2.0, 1.0]) == pytest.approx(1 / 3)  # a swap at the top costs more ...
+    assert tau_ap(truth, [4.0, 3.0, 1.0, 2.0]) == pytest.approx(7 / 9)  # ... than one at the bottom (Kendall: 2/3 both)
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        n = int(rng.integers(2, 20))
+        x, y = rng.permutation(n).astype(float), rng.permutation(n).astype(float)
+        assert tau_ap(x, y) == pytest.approx(tau_ap_by_hand(list(x), list(y)), abs=1e-12)
+        assert tau_ap_b(x, y) == pytest.approx(tau_ap_b_reference(list(x), list(y)), abs=1e-12)
+        assert tau_ap_b(x, y) == pytest.approx((tau_ap(x, y) + tau_ap(y, x)) / 2, abs=1e-12)  # no ties: symmetric tau_AP
+        ties_x, ties_y = rng.integers(0, 4, n).astype(float), rng.integers(0, 4, n).astype(float)
+        if len(set(ties_x)) > 1 and len(set(ties_y)) > 1:
+            assert tau_ap_b(ties_x, ties_y) == pytest.approx(tau_ap_b_reference(list(ties_x), list(ties_y)), abs=1e-12)
+    with pytest.raises(UsageError, match="tied scores"):
+        tau_ap([1.0, 1.0, 2.0], [1.0, 2.0, 3.0])
+    with pytest.raises(UsageError, match="finite"):
+        tau_ap_b([1.0, float("nan")], [1.0, 2.0])
+    assert np.isnan(tau_ap_b([1.0, 1.0], [1.0, 1.0]))  # every item tied at the top: undefined

@@ -36,6 +36,8 @@ COMMANDS = {
     "run": ("evalkit.cli.run", "run_command", "Run a pipeline config or one system: run, submission, report."),
     "train": ("evalkit.cli.run", "train", "Fit a trainable system on training queries and qrels; save it."),
     "systems": ("evalkit.cli.run", "systems", "List registered systems, their options and the shipped configs."),
+    "pool": ("evalkit.cli.pool", "pool", "Pool the top K documents of runs as a judging sheet for assessors; unique contributions."),
+    "reuse": ("evalkit.cli.reuse", "reuse", "Leave-one-group-out test: would the judgments score a new run fairly?"),
     "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
 }
 

@@ -51,10 +51,10 @@ def read_texts(queries_path: str | None, corpus_path: str | None, trust_pickle: 
 
 
 def official_components(task, score) -> list[str]:
-    """The per-query metrics whose mean is the official score, when it is such a mean (ClimateCheck Subtask I)."""
-    if score.official in score.evaluation.per_query:
-        return []
-    return [m.label for m in task.official_metrics()]
+    """The per-query metrics whose mean is the official score (:func:`evalkit.report.page_board.official_components`)."""
+    from evalkit.report.page_board import official_components as components
+
+    return components(task, score)
 
 
 def page_payloads(inputs, html_path: str | None, json_path: str | None) -> list[tuple[str, str]]:

@@ -51,6 +51,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
     from evalkit.leaderboard import build_leaderboard
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
+    from evalkit.report.leaderboard_judged import judged_columns
     from evalkit.textio import atomic_write, check_outputs, sidecar_of
 
     if output is None:
@@ -71,7 +72,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
 
         policy_name = board.entries[0].scored.score.missing
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
-        policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith("depth:")]
+        policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith(("depth:", "judged only:"))]
     inputs = [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
     inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
     manifest = build_manifest(
@@ -79,19 +80,19 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
         {
             "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
-            "missing": policy_name if board.entries else scoring.missing, "relevance_level": scoring.relevance_level,
-            "depth": scoring.depth, "allow_partial": scoring.allow_partial, "not_ranked": [r.path for r in board.rejected],
-            **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
+            **scoring.manifest(policy_name if board.entries else None), "not_ranked": [r.path for r in board.rejected],
+            "judged_k": top_docs, **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
         },
         seed=seed if test_name == "randomization" else None,
         command="leaderboard",
     )
+    judged = judged_columns(board, board.qrels, top_docs) if board.entries else None
     if output == "json":
-        text = leaderboard_output.as_json(board, policy, manifest)
+        text = leaderboard_output.as_json(board, policy, manifest, judged)
     elif output == "markdown":
-        text = leaderboard_output.as_markdown(board, policy, manifest)
+        text = leaderboard_output.as_markdown(board, policy, manifest, judged)
     else:
-        text = leaderboard_output.as_table(board, policy)
+        text = leaderboard_output.as_table(board, policy, judged)
     payloads = page_data(board, gold, scoring.gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) if pages else []
     if out_path:
         atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)

@@ -146,7 +146,9 @@ def read_qrels(path: str | os.PathLike, fmt: str = "auto"):
     return replace(qrels, name=display_name(str(path)), source=source)
 
 
-# registration order is sniffing order: most specific headers first
+# registration order is sniffing order: most specific headers first (a judging sheet's header also names query_id and
+# doc_id, which BEIR qrels claim)
+from evalkit.formats import judging_sheet  # noqa: E402
 from evalkit.formats import (  # noqa: E402
     beir_qrels,
     checkthat_gold,

@@ -69,3 +69,31 @@ def rank_distribution_chart(distributions: Mapping[str, Mapping[str, int]], buck
 def query_length_chart(labels: Sequence[str], means: Mapping[str, Sequence[float]], metric: str) -> bytes:
     """Mean metric per query-length bucket, per run."""
     return grouped_bars(labels, means, f"{metric} by query length", "query length (whitespace tokens)", metric)
+
+
+def before_after_chart(runs: Sequence[str], groups: Sequence[str], before: Sequence[float], after: Sequence[float], metric: str,
+                       title: str) -> bytes:
+    """One row per run (in the order given): its value with full judgments (dot) and with reduced ones (ring), joined by a
+    line, coloured by group."""
+    from matplotlib import colormaps
+
+    n = len(runs)
+    figure = _figure(9.0, 1.4 + 0.3 * max(n, 1))
+    axes = figure.add_subplot(1, 1, 1)
+    y = np.arange(n)[::-1]
+    names = list(dict.fromkeys(groups))
+    palette = colormaps["tab10" if len(names) <= 10 else "tab20"]
+    colour = {g: palette(i % palette.N) for i, g in enumerate(names)}
+    for row, a, b in zip(y, before, after):
+        axes.plot([a, b], [row, row], color="0.6", linewidth=1.2, zorder=1)
+    for group in names:
+        rows = [i for i, g in enumerate(groups) if g == group]
+        axes.scatter([before[i] for i in rows], y[rows], color=colour[group], s=30, zorder=2, label=_short(group))
+        axes.scatter([after[i] for i in rows], y[rows], facecolors="white", edgecolors=colour[group], s=46, linewidths=1.5, zorder=3)
+    axes.set_yticks(y)
+    axes.set_yticklabels([_short(r) for r in runs], fontsize="small")
+    axes.set_xlabel(f"{metric}   (dot: full judgments; ring: without the unique documents of the run's group)")
+    axes.set_title(title)
+    axes.grid(axis="x", alpha=0.3)
+    axes.legend(title="group", fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    return _png(figure, title)

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+import math
+from typing import TYPE_CHECKING, Any, Mapping
 
 from evalkit.comparison import test_description
 from evalkit.leaderboard import AdjacentTest, Leaderboard
 from evalkit.report.tables import markdown_table, number, p_value, text_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalkit.report.leaderboard_judged import JudgedColumns
 
 TIED, APART = "≈", ">"
 
@@ -24,12 +28,13 @@ def vs_next(test: AdjacentTest | None, corrected: bool) -> str:
     return f"{mark} p {p_value(test.p_value)}"
 
 
-def rows(board: Leaderboard, bold_best: bool = False) -> tuple[list[str], list[list[str]]]:
+def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | None" = None) -> tuple[list[str], list[list[str]]]:
     cols = columns(board)
     official = board.entries[0].scored.score.official if board.entries else ""
     corrected = board.options.correction != "none" and len(board.adjacent) > 1
     best = {c: max((e.scored.score.values[c] for e in board.entries), default=float("nan")) for c in cols}
-    headers = ["rank", "file"] + [f"{c} (official)" if c == official else c for c in cols] + ["vs next rank"]
+    headers = ["rank", "file"] + [f"{c} (official)" if c == official else c for c in cols]
+    headers += ([judged.label] if judged else []) + ["vs next rank"]
     out = []
     for i, entry in enumerate(board.entries):
         cells = [str(entry.rank), entry.file]
@@ -37,9 +42,36 @@ def rows(board: Leaderboard, bold_best: bool = False) -> tuple[list[str], list[l
             value = entry.scored.score.values[c]
             text = number(value)
             cells.append(f"**{text}**" if bold_best and abs(value - best[c]) <= 1e-12 else text)
+        if judged:
+            cells.append(number(judged.runs[entry.name].judged))
         cells.append(vs_next(board.adjacent[i] if i < len(board.adjacent) else None, corrected))
         out.append(cells)
     return headers, out
+
+
+def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
+    """Markdown: each run's official score with unjudged documents as non-relevant and as relevant, and its Judged@k."""
+    official = board.entries[0].scored.score.official
+    if judged.judged_only:
+        body = [[str(e.rank), e.file, number(judged.runs[e.name].judged)] for e in board.entries]
+        return ["## Judgments", "", markdown_table(["rank", "file", judged.label], body, [True, False, True]), "",
+                f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} before condensing",
+                "- judged-only scores (condensed lists): unjudged documents are removed, so no bound with them counted relevant applies"]
+    heads = ["rank", "file", judged.label, f"{official} (unjudged non-relevant)", "(unjudged relevant)", "unjudged retrieved"]
+    body = []
+    for entry in board.entries:
+        run = judged.runs[entry.name]
+        body.append([str(entry.rank), entry.file, number(run.judged), number(run.values[official]), number(run.upper[official]),
+                     f"{run.added:,}"])
+    return [
+        "## Judgments", "",
+        markdown_table(heads, body, [True, False, True, True, True, True]), "",
+        f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} (retrieved documents with a "
+        "grade in the gold; ir_measures' Judged@k)",
+        "- unjudged relevant: the score with every retrieved, unjudged document counted relevant (an upper bound for "
+        "P@k, Success, MRR and Judged@k; for metrics divided by R, the value under that assumption); the JSON output "
+        "has both values for every metric",
+    ]
 
 
 def legend(board: Leaderboard) -> list[str]:
@@ -66,10 +98,10 @@ def header(board: Leaderboard) -> str:
     )
 
 
-def as_table(board: Leaderboard, policy: list[str] | None = None) -> str:
+def as_table(board: Leaderboard, policy: list[str] | None = None, judged: "JudgedColumns | None" = None) -> str:
     parts = [header(board), ""]
     if board.entries:
-        heads, body = rows(board)
+        heads, body = rows(board, judged=judged)
         parts.append(text_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
     else:
         parts.append("(no run could be ranked)")
@@ -87,14 +119,17 @@ def notes(board: Leaderboard) -> list[str]:
     return out
 
 
-def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None) -> str:
+def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
+                judged: "JudgedColumns | None" = None) -> str:
     from evalkit.manifest import manifest_markdown
 
     parts = [f"# Leaderboard: {board.task or '?'}", "", f"{header(board)}", "", "## Ranking", ""]
     if board.entries:
-        heads, body = rows(board, bold_best=True)
+        heads, body = rows(board, bold_best=True, judged=judged)
         parts.append(markdown_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
         parts += [""] + [f"- {line}" for line in legend(board)] + ["- best value per column in **bold**"]
+        if judged:
+            parts += [""] + judgments_section(board, judged)
     else:
         parts.append("No run could be ranked.")
     parts += ["", "## Not ranked", ""]
@@ -110,7 +145,25 @@ def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: M
     return "\n".join(parts) + "\n"
 
 
-def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None) -> dict:
+def finite(value: float) -> float | None:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def judged_entry(judged: "JudgedColumns | None", name: str) -> dict:
+    """A ranked run's Judged@k and every value with unjudged documents as non-relevant and as relevant (JSON)."""
+    if judged is None:
+        return {}
+    run = judged.runs[name]
+    return {
+        "judged": {"metric": judged.label, "value": finite(run.judged)},
+        "bounds": {label: {"unjudged_nonrelevant": finite(value), "unjudged_relevant": finite(run.upper[label])}
+                   for label, value in run.values.items()},
+        "unjudged_added": run.added,
+    }
+
+
+def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
+            judged: "JudgedColumns | None" = None) -> dict:
     o = board.options
     return {
         "task": board.task,
@@ -139,6 +192,7 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
                     }
                     if i < len(board.adjacent) else None
                 ),
+                **judged_entry(judged, e.name),
             }
             for i, e in enumerate(board.entries)
         ],
@@ -149,5 +203,6 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
     }
 
 
-def as_json(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None) -> str:
-    return json.dumps(as_dict(board, policy, manifest), indent=2)
+def as_json(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
+            judged: "JudgedColumns | None" = None) -> str:
+    return json.dumps(as_dict(board, policy, manifest, judged), indent=2)

@@ -32,6 +32,13 @@ def groups(board: Leaderboard) -> list[int]:
     return out
 
 
+def official_components(task, score) -> list[str]:
+    """The per-query metrics whose mean is the official score, when it is such a mean (ClimateCheck Subtask I)."""
+    if score.official in score.evaluation.per_query:
+        return []
+    return [m.label for m in task.official_metrics()]
+
+
 def composite_upper(columns_upper: Mapping[str, float], official_value: float, lower_means: Mapping[str, float],
                     components: Sequence[str]) -> float | None:
     """The official score's value with unjudged as relevant, when it is the mean of per-query metrics (ClimateCheck)."""

@@ -10,7 +10,6 @@ relevant (:mod:`evalkit.judgments`). Sections: ``meta``, ``board``
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -20,7 +19,7 @@ from evalkit.comparison import CompareOptions
 from evalkit.data import Qrels
 from evalkit.ids import positions_in
 from evalkit.evaluation import Evaluation
-from evalkit.judgments import bounds
+from evalkit.judgments import bounds, with_metric
 from evalkit.leaderboard import Leaderboard, adjacent_tests, rank_entries
 from evalkit.metrics import parse_metric
 from evalkit.report import analysis
@@ -55,14 +54,6 @@ def board_of_runs(task: str, gold: str, scored: Sequence[ScoredRun], metric: str
     adjacent = adjacent_tests(entries, metric, test, options) if len(entries) > 1 else []
     n_gold = scored[0].score.evaluation.n_gold if scored else 0
     return Leaderboard(task, gold, n_gold, metric, test, options, entries, adjacent, [], [], [])
-
-
-def with_metric(evaluation: Evaluation, metric) -> Evaluation:
-    """``evaluation`` plus one more metric computed on its judged ranking."""
-    if metric.label in evaluation.per_query or evaluation.judged is None:
-        return evaluation
-    per_query = {**evaluation.per_query, metric.label: metric.compute(evaluation.judged)}
-    return dataclasses.replace(evaluation, metrics=[*evaluation.metrics, metric], per_query=per_query)
 
 
 def page_query_ids(qrels: Qrels, evaluations: Sequence[Evaluation]) -> np.ndarray:

@@ -50,6 +50,12 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
+def printable(text: str) -> str:
+    """``text`` with control and other unprintable characters written as escapes (a file name holding a tab, a newline
+    or a terminal escape sequence is shown, never obeyed)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
 def md_cell(text: str) -> str:
     """A Markdown table cell: pipes escaped, newlines flattened."""
     return " ".join(str(text).split()).replace("|", "\\|")

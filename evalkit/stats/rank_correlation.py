@@ -1,4 +1,31 @@
-"""Rank-biased overlap (RBO): how alike two rankings are, weighted towards the top; no relevance judgments needed.
+"""How alike two rankings are: rank-biased overlap of document rankings; Kendall's tau and tau_AP of system rankings.
+
+Kendall's tau and tau_AP compare two orderings of one set of items (runs
+ranked by their score under full and reduced judgments, as ``evalkit reuse``
+does); RBO compares two runs' document rankings, which hold different items.
+
+Kendall's tau is tau-b (Kendall 1945), ties in either ranking allowed, as
+``scipy.stats.kendalltau`` computes it: with P concordant and Q discordant
+pairs, T pairs tied in x only and U tied in y only,
+``tau_b = (P - Q) / sqrt((P + Q + T) (P + Q + U))``.
+
+tau_AP (Yilmaz, Aslam and Robertson 2008, "A new rank correlation coefficient
+for information retrieval", SIGIR, https://doi.org/10.1145/1390334.1390435)
+weighs swaps near the top more: with the items in the order of the ranking
+under test (``estimate``) and C(i) the number of the i - 1 items above item i
+that the reference (``truth``) also ranks above it,
+``tau_AP = 2/(n-1) * sum_{i=2..n} C(i)/(i-1) - 1``; it is asymmetric and
+needs rankings without ties. tau_AP,b (Urbano and Marrero 2017, "The
+treatment of ties in AP correlation", ICTIR,
+https://doi.org/10.1145/3121050.3121106) allows ties in both: for each item i
+below the top tie group of y, C(i) counts the items strictly above i in both
+rankings and is divided by p(i), the number of items strictly above i in y,
+``tau_AP(x -> y) = 2/n' * sum_i C(i)/p(i) - 1`` over the n' such items, and
+``tau_AP,b = (tau_AP(x -> y) + tau_AP(y -> x)) / 2``; without ties it is the
+mean of tau_AP in both directions (Yilmaz et al.'s symmetric tau_AP). Larger
+values rank higher throughout.
+
+Rank-biased overlap (RBO): how alike two rankings are, weighted towards the top; no relevance judgments needed.
 
 Used to pick contrasting queries between two runs, as diffir does with
 TauAP: a low RBO means the runs put different documents at the top, whether
@@ -115,3 +142,55 @@ def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> float:
     a_doc = np.array([codes.setdefault(x, len(codes)) for x in a], dtype=np.int64)
     b_doc = np.array([codes.setdefault(x, len(codes)) for x in b], dtype=np.int64)
     return float(rbo_many(np.zeros(len(a), dtype=np.int64), a_doc, np.zeros(len(b), dtype=np.int64), b_doc, 1, p)[0])
+
+
+# ----------------------------------------------------------------- system rankings: Kendall's tau, tau_AP
+def _paired_scores(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise UsageError(f"rank correlation needs two score vectors of one length (got {a.shape} and {b.shape})")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise UsageError("rank correlation needs finite scores (a NaN score has no rank)")
+    return a, b
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b of two score vectors over the same items (see the module docstring); NaN if either is constant."""
+    a, b = _paired_scores(x, y)
+    upper = np.triu_indices(len(a), k=1)
+    sx = np.sign(a[:, None] - a[None, :])[upper]
+    sy = np.sign(b[:, None] - b[None, :])[upper]
+    product = sx * sy
+    concordant, discordant = int(np.count_nonzero(product > 0)), int(np.count_nonzero(product < 0))
+    only_x, only_y = int(np.count_nonzero((sx == 0) & (sy != 0))), int(np.count_nonzero((sy == 0) & (sx != 0)))
+    denominator = np.sqrt(float(concordant + discordant + only_x) * float(concordant + discordant + only_y))
+    return float((concordant - discordant) / denominator) if denominator > 0 else float("nan")
+
+
+def _tau_ap_towards(x: np.ndarray, y: np.ndarray) -> float:
+    """tau_AP with y the ranking traversed and x the reference, ties allowed (Urbano and Marrero's one direction)."""
+    above_in_y = y[None, :] > y[:, None]  # [i, j]: j strictly above i in y
+    above_in_x = x[None, :] > x[:, None]
+    p = above_in_y.sum(axis=1)
+    below_top = p > 0
+    if not below_top.any():
+        return float("nan")
+    concordant = (above_in_y & above_in_x).sum(axis=1)
+    return float(2.0 / int(below_top.sum()) * np.sum(concordant[below_top] / p[below_top]) - 1.0)
+
+
+def tau_ap(truth: Sequence[float], estimate: Sequence[float]) -> float:
+    """Yilmaz et al.'s tau_AP of the ranking ``estimate`` against the reference ``truth`` (no ties; see the module docstring)."""
+    a, b = _paired_scores(truth, estimate)
+    for name, values in (("truth", a), ("estimate", b)):
+        if len(np.unique(values)) != len(values):
+            raise UsageError(f"tau_AP is undefined with tied scores (in {name}); use tau_ap_b")
+    return _tau_ap_towards(a, b) if len(a) > 1 else float("nan")
+
+
+def tau_ap_b(x: Sequence[float], y: Sequence[float]) -> float:
+    """Urbano and Marrero's tau_AP,b: tau_AP with ties in both rankings, symmetric (see the module docstring)."""
+    a, b = _paired_scores(x, y)
+    if len(a) < 2:
+        return float("nan")
+    return (_tau_ap_towards(a, b) + _tau_ap_towards(b, a)) / 2

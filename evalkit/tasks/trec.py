@@ -16,7 +16,7 @@ class TrecTask(Task):
     description = "any metrics over TREC or BEIR qrels and runs (trec_eval semantics)"
     official_definition = "the first metric given with --metrics (default nDCG@10)"
     default_metrics = "ndcg@10 map mrr recall@100 p@10 bpref"
-    gold_formats = ("trec-qrels", "beir-qrels")
+    gold_formats = ("trec-qrels", "beir-qrels", "judging-sheet")
 
     def detects(self, gold_format: str, run=None) -> int:
         """TREC qrels, and the fallback for any gold no other task claims."""

@@ -1,0 +1,89 @@
+"""How far the judgments cover each ranked run: Judged@k and every value's bound, for the leaderboard's text outputs.
+
+The HTML page shows them already (:mod:`evalkit.report.page_data`); the
+table, Markdown and JSON leaderboards take them from here, computed the same
+way: Judged@k (:mod:`evalkit.metrics.judged_share`, the judged share of the
+retrieved top k) and each metric with every retrieved, unjudged document
+counted relevant (:func:`evalkit.judgments.bounds`: an upper bound for P@k,
+Success, MRR and Judged@k; for metrics divided by R the value under that
+assumption). An official score that is a mean of per-query metrics
+(ClimateCheck Subtask I) gets the mean of its components' bounds. Judged-only
+scores (``--judged-only``, trec_eval ``-J``: condensed lists) have no such
+bound, the unjudged documents being removed rather than counted; their
+Judged@k is that of the whole ranking (every condensed list is judged).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from evalkit.judgments import bounds, with_metric
+from evalkit.metrics import parse_metric
+from evalkit.report.page_board import composite_upper, official_components
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalkit.data import Qrels
+    from evalkit.leaderboard import Leaderboard
+
+DEFAULT_K = 10
+
+
+@dataclass(frozen=True)
+class RunJudgments:
+    """One run: its Judged@k, each metric's value with unjudged documents as non-relevant and as relevant."""
+
+    judged: float
+    values: dict[str, float]  # unjudged as non-relevant: the scores printed everywhere (official first), then Judged@k
+    upper: dict[str, float]  # unjudged as relevant (NaN where no bound is defined)
+    added: int  # retrieved, unjudged (query, document) pairs counted relevant in ``upper``
+
+
+@dataclass(frozen=True)
+class JudgedColumns:
+    label: str  # "Judged@10"
+    runs: dict[str, RunJudgments]
+    judged_only: bool = False  # the scores are judged-only (condensed lists): no bound applies, Judged@k is of the full lists
+
+
+def full_list_judged(entry, qrels: "Qrels", metric):
+    """Judged@k of a run's whole ranking when its scores are judged-only (its condensed lists are all judged)."""
+    import numpy as np
+
+    from evalkit.evaluation import evaluate
+
+    evaluation = entry.scored.score.evaluation
+    keep = None
+    if evaluation.excluded:
+        keep = ~np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(evaluation.excluded, dtype=object))
+    level = evaluation.judged.relevance_level if evaluation.judged is not None else 1.0
+    return evaluate(entry.scored.run, qrels, [metric], missing=evaluation.missing, relevance_level=level, allow_partial=True,
+                    keep_gold=keep, depth=evaluation.depth).mean(metric)
+
+
+def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K) -> JudgedColumns:
+    """Judged@k and the bounds of every ranked run of ``board``, scored against ``qrels`` (the board's gold)."""
+    from evalkit.tasks import get_task
+
+    metric = parse_metric(f"judged@{k}")
+    runs: dict[str, RunJudgments] = {}
+    components: list[str] = []
+    if board.entries:
+        components = official_components(get_task(board.task), board.entries[0].scored.score)
+    judged_only = any(getattr(e.scored.score.evaluation, "judged_only", False) for e in board.entries)
+    for entry in board.entries:
+        score = entry.scored.score
+        if judged_only:  # unjudged documents were removed, not counted: they bound nothing
+            values = {**score.values, metric.label: full_list_judged(entry, qrels, metric)}
+            runs[entry.name] = RunJudgments(judged=values[metric.label], values=values, upper={k: math.nan for k in values}, added=0)
+            continue
+        evaluation = with_metric(score.evaluation, metric)
+        found = bounds(entry.scored.run, qrels, evaluation)
+        lower = {**score.values, metric.label: evaluation.mean(metric)}
+        upper = {label: high for label, (_, high) in found.means().items()}
+        if score.official not in upper:
+            composite = composite_upper(upper, score.official_value, lower, components)
+            upper[score.official] = math.nan if composite is None else composite
+        runs[entry.name] = RunJudgments(judged=lower[metric.label], values=lower,
+                                        upper={label: upper.get(label, math.nan) for label in lower}, added=found.added)
+    return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only)
