@@ -26,7 +26,7 @@ LAYERS = [
     ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.runset", "evalkit.inputs")),
     ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.report", "evalkit.competition",
                   "evalkit.judging")),
-    ("python api", ("evalkit.api", "evalkit.report.writer", "evalkit.fusion.api")),
+    ("python api", ("evalkit.api", "evalkit.report.writer", "evalkit.fusion.api", "evalkit.judging.api")),
     ("pipeline runtime", ("evalkit.pipelines",)),
     ("systems", ("evalkit.systems",)),
     ("doors", ("evalkit.cli", "evalkit.__main__", "evalkit.stages", "evalkit")),
