@@ -207,6 +207,8 @@ class Evaluation:
         """
         if isinstance(metric, str):
             metric = next((m for m in self.metrics if m.label == metric), None) or parse_metric(metric)
+        if metric.text:
+            return float("nan")  # text per query (relstring, runid): no summary
         order = self.__dict__.get("_order")
         if order is None:
             order = np.argsort(np.asarray(self.query_ids, dtype=str), kind="stable")

@@ -124,5 +124,5 @@ class Task:
         )
         official, value = self.official_value(evaluation)
         values = {official: value}
-        values.update({m.label: evaluation.mean(m) for m in chosen if m.label not in values})
+        values.update({m.label: evaluation.mean(m) for m in chosen if m.label not in values and not m.text})
         return TaskScore(task=self.name, official=official, values=values, evaluation=evaluation)
