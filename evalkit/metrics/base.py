@@ -230,7 +230,7 @@ class Metric:
         view = judged if self.rel is None else judged.at_level(self.rel)
         return np.asarray(self.per_query(view), dtype=object if self.text else np.float64)
 
-    def aggregate(self, values: np.ndarray) -> float:
+    def aggregate(self, values: np.ndarray, standardized: bool = False) -> float:
         """The summary of per-query values (NaN ones left out): mean, sum or geometric mean.
 
         Values are added one after the other in the order given, as trec_eval
@@ -242,7 +242,7 @@ class Metric:
         defined = values[~np.isnan(values)]
         if len(defined) == 0:
             return float("nan")
-        if self.aggregation == "gmean":
+        if self.aggregation == "gmean" and not standardized:  # z-scores are of the log values already
             defined = clib.log(np.maximum(defined, MIN_GEO_MEAN))
         total = float(np.cumsum(defined)[-1])
         if self.aggregation == "sum":

@@ -39,7 +39,7 @@ class InfAP(Metric):
             if not len(ranked.ranks):
                 continue
             events = sorted([(r, g) for r, g in zip(ranked.ranks.tolist(), ranked.grades.tolist())]
-                            + [(r, None) for r in ranked.pool_ranks.tolist()])
+                            + [(r, None) for r in ranked.pool_ranks.tolist()], key=lambda event: event[0])
             relevant = nonrelevant = unjudged = 0
             total = 0.0
             for rank, grade in events:

@@ -45,6 +45,7 @@ def eleven_point_loop(judged: Judged, levels: list[float]) -> np.ndarray:
     """
     out = np.zeros(judged.n_queries)
     rows = np.flatnonzero(judged.relevant)
+    rows = rows[np.argsort(judged.qpos[rows], kind="stable")]  # by query, rank order kept
     starts = np.searchsorted(judged.qpos[rows], np.arange(judged.n_queries + 1))
     lengths = judged.list_length()
     for q in range(judged.n_queries):

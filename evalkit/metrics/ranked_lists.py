@@ -46,15 +46,27 @@ def _bounds(sorted_qpos: np.ndarray, n_queries: int) -> np.ndarray:
 def ranked_lists(judged: Judged) -> Iterator[RankedList]:
     """The evaluated queries' lists, in the order of ``judged.query_ids``."""
     n = judged.n_queries
-    rows, pool, levels = _bounds(judged.qpos, n), _bounds(judged.pool_qpos, n), _bounds(judged.judged_qpos, n)
+    by_query = np.argsort(judged.qpos, kind="stable")  # rows come grouped by query in the run's order: stable keeps rank order
+    qpos, rank, grade = judged.qpos[by_query], judged.rank[by_query], judged.grade[by_query]
+    pool_order = np.argsort(judged.pool_qpos, kind="stable")
+    pool_qpos, pool_rank = judged.pool_qpos[pool_order], judged.pool_rank[pool_order]
+    rows, pool, levels = _bounds(qpos, n), _bounds(pool_qpos, n), _bounds(judged.judged_qpos, n)
     lengths = judged.list_length().astype(np.int64).tolist()
+    judgments = [judged.judged_gain[levels[q]:levels[q + 1]] for q in range(n)]
+    # trec_eval keeps the level counts of the query evaluated before (byte order) when a query has no judgment >= 0
+    # (form_res_rels.c leaves num_rel_levels and rel_levels as they were): its gain table, ideal_dcg included
+    previous = np.zeros(0)
+    for q in sorted(range(n), key=lambda i: str(judged.query_ids[i])):
+        if len(judgments[q]) == 0:
+            judgments[q] = previous
+        previous = judgments[q]
     for q in range(n):
         yield RankedList(
             length=lengths[q],
-            ranks=judged.rank[rows[q]:rows[q + 1]],
-            grades=judged.grade[rows[q]:rows[q + 1]],
-            pool_ranks=judged.pool_rank[pool[q]:pool[q + 1]],
-            judgments=judged.judged_gain[levels[q]:levels[q + 1]],
+            ranks=rank[rows[q]:rows[q + 1]],
+            grades=grade[rows[q]:rows[q + 1]],
+            pool_ranks=pool_rank[pool[q]:pool[q + 1]],
+            judgments=judgments[q],
         )
 
 

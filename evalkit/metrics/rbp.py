@@ -97,4 +97,5 @@ class RBPResidual(Metric):
         total = np.bincount(query[unjudged], weights=weights[position[unjudged]], minlength=judged.n_queries)
         count = np.bincount(query[unjudged], minlength=judged.n_queries)
         value = weights[lengths] + (1 - p) * total
-        return np.where((count > 0) & judged.in_run, value, 0.0)
+        answered = judged.in_run | (self.spec is not None)  # trec_eval zeroes the placeholder list only under the plain name
+        return np.where((count > 0) & answered, value, 0.0)

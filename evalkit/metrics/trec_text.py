@@ -53,8 +53,8 @@ class RelString(Metric):
         wanted = getattr(self, "length", 10)
         out = np.full(judged.n_queries, "", dtype=object)
         for q, ranked in enumerate(ranked_lists(judged)):
-            if not judged.in_run[q]:
-                continue  # trec_eval clears the string of its placeholder list
+            if not judged.in_run[q] and self.spec is None:
+                continue  # trec_eval clears the string of its placeholder list (under the plain name only)
             chars = ["-"] * max(0, min(wanted, ranked.length))
             for rank, grade in zip(ranked.ranks.tolist(), ranked.grades.tolist()):
                 if rank <= len(chars):

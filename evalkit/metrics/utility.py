@@ -17,8 +17,10 @@ class Utility(Metric):
     retrieved, d = N + a - retrieved - R, the documents neither retrieved nor
     relevant (N = collection size, trec_eval ``-N``, evalkit ``num_docs``,
     default 0). trec_eval ``utility`` (``utility.2,-1,0,0`` sets p1..p4),
-    summarised as the mean over queries as trec_eval does; a query the run
-    does not answer scores 0 (trec_eval ``-c``), whatever the coefficients.
+    summarised as the mean over queries as trec_eval does. A query the run
+    does not answer (``--missing zero``, trec_eval ``-c``) scores 0 with the
+    default coefficients; with others trec_eval scores its placeholder list of
+    one unjudged document (b = 1), and so does evalkit.
     """
 
     name = "utility"
@@ -36,4 +38,5 @@ class Utility(Metric):
         hits = judged.per_query_count(judged.relevant)
         retrieved, relevant = judged.list_length(), judged.num_rel
         value = p1 * hits + p2 * (retrieved - hits) + p3 * (relevant - hits) + p4 * (judged.num_docs + hits - retrieved - relevant)
-        return np.where(judged.in_run, value, 0.0)
+        # trec_eval zeroes its placeholder list's value for the measure named exactly "utility" (default coefficients)
+        return value if self.spec is not None else np.where(judged.in_run, value, 0.0)
