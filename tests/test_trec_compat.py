@@ -186,7 +186,7 @@ def test_depth_equals_cutting_the_run(tmp_path):
 
 def test_trec_eval_output_lines(tmp_path):
     run = "q2 Q0 d 1 1.0 myrun\nq1 Q0 x 1 3.0 myrun\nq1 Q0 c 2 2.0 myrun\nq1 Q0 a 3 2.0 myrun\n"
-    result = score(run, QRELS, tmp_path, "num_ret map gm_map P_5 mrr@1", missing="zero")
+    result = score(run, QRELS, tmp_path, "mrr@1 P_5 num_ret map gm_map runid num_q", missing="zero")  # printed in trec_eval's order
     assert render.as_trec_eval(result).splitlines() == [
         "num_ret               \tq1\t3", "map                   \tq1\t0.5833", "P_5                   \tq1\t0.4000",
         "MRR@1                 \tq1\t0.0000",
@@ -208,7 +208,7 @@ def test_cli_trec_eval_output_and_depth_in_manifest(tmp_path):
                      "--output", "trec_eval", "--depth", "1", "--out", out)
     assert result.returncode == 0, result.stderr
     assert "1 lines have fields after the run tag" in result.stderr
-    assert out.read_text().splitlines()[-2:] == ["P_1                   \tall\t0.6667", "recip_rank            \tall\t0.6667"]
+    assert out.read_text().splitlines()[-2:] == ["recip_rank            \tall\t0.6667", "P_1                   \tall\t0.6667"]  # trec_eval's order
     import json
 
     assert json.loads((tmp_path / "out.txt.manifest.json").read_text())["options"]["depth"] == 1
