@@ -25,7 +25,6 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import numpy as np
 
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
@@ -51,7 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.runset import ScoredRun
     from evalkit.stats.paired import PairedValues
     from evalkit.tasks.base import Task, TaskScore
-    from evalkit.zscores import ZScores
 
 
 # ----------------------------------------------------------------- score
