@@ -78,9 +78,33 @@ def random_files(folder: Path, rng: random.Random) -> tuple[Path, Path, bool]:
     rng.shuffle(run)
     answered = {line.split()[0] for line in run}
     every = all(q in answered for q in queries)
+    if rng.random() < 0.15:  # judgment groups (-R qrels_jg): the second column names a group; a pair may be judged by several
+        grouped = []
+        for line in qrels:
+            q, _, d, g = line.split()
+            for group in rng.sample(["u1", "u2", "u3"], rng.randint(1, 3)):
+                grouped.append(f"{q} {group} {d} {rng.choice([g, '0', '1', '2'])}\n")
+        qrels = grouped
     (folder / "qrels").write_text("# judged\n" + "".join(qrels))
     (folder / "run").write_text("".join(run))
     return folder / "qrels", folder / "run", every
+
+
+def zscores_file(folder: Path, rng: random.Random, measures: list[str], qrels: Path) -> Path:
+    """A -Z file: random means and deviations for most (query, measure) pairs of the measures' lines (some left out, some sd 0)."""
+    queries = sorted({line.split()[0] for line in qrels.read_text().splitlines() if not line.startswith("#")})
+    names = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", "P_5", "P_10", "P_1", "P_3",
+             "iprec_at_recall_0.00", "iprec_at_recall_0.50", "recall_50", "ndcg", "infAP", "set_F", "utility", "num_q", "G"]
+    lines = []
+    for q in queries:
+        if rng.random() < 0.1:
+            continue  # a query missing from the file: every value -1000000
+        for name in names:
+            if rng.random() < 0.9:
+                sd = 0.0 if rng.random() < 0.1 else rng.uniform(0.01, 2)
+                lines.append(f"{q} {name} {rng.uniform(-1, 3):.4f} {sd:.4f}\n")
+    (folder / "zscores").write_text("".join(lines))
+    return folder / "zscores"
 
 
 def random_flags(rng: random.Random, every: bool) -> list[str]:
@@ -110,8 +134,12 @@ def evalkit_lines(qrels: Path, run: Path, flags: list[str], measures: list[str])
             options["relevance_level"] = int(flag[2:])
         elif flag == "-J":
             options["judged_only"] = True
-        elif flag.startswith("-N"):
+        elif flag.startswith("-N") and flag != "-N":
             options["num_docs"] = int(flag[2:])
+        elif flag == "qrels_jg":
+            options["judgment_groups"] = True
+    if "-Z" in flags:
+        options["zscores"] = flags[flags.index("-Z") + 1]
     result = api.score(str(run), str(qrels), metrics=expand_trec_eval(measures), **options)
     return render.as_trec_eval(result.task_score).splitlines()
 
@@ -130,6 +158,11 @@ def run_case(binary: str, seed: int, folder: Path) -> tuple[int, list[str], str]
     qrels, run, every = random_files(folder, rng)
     flags = random_flags(rng, every)
     measures = rng.choice(MEASURE_LISTS)
+    if " u1 " in qrels.read_text() or " u2 " in qrels.read_text() or " u3 " in qrels.read_text():
+        flags += ["-R", "qrels_jg"]
+        measures = ["qrels_jg"] if rng.random() < 0.7 else ["map_avgjg", "P_avgjg.2,7", "Rprec_mult_avgjg.0.5,1.5", "runid"]
+    elif rng.random() < 0.12:
+        flags += ["-Z", str(zscores_file(folder, rng, measures, qrels))]
     command = f"trec_eval -q {' '.join(flags)} {' '.join('-m ' + m for m in measures)} qrels run"
     theirs = binary_lines(binary, qrels, run, flags, measures)
     if theirs is None:
