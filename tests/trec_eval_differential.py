@@ -17,7 +17,9 @@ not asked together with ``dcg``/``ideal_dcg``: trec_eval 10's ``te_calc_rbp``
 reads ``min`` and ``max`` before setting them: they hold whatever the
 measure computed before it left on the stack (after ``yaap``, ``dcg``,
 ``set_F.x``, ``utility.p``... other values; alone or after ``-m all_trec``'s
-others, 0, which evalkit takes), so ``rbp`` is asked alone or in ``all_trec``.
+others, 0, which evalkit takes), so ``rbp`` is asked alone or in ``all_trec``. ``ndcg``, ``dcg`` and
+``ideal_dcg`` share one parameter block in trec_eval: two of them with
+parameters free it twice (the binary aborts, "double free").
 """
 from __future__ import annotations
 
@@ -38,7 +40,8 @@ MEASURE_LISTS = [
     ["rbp.p=0.95,2=4,0=-1"],
     ["P.1,3,7", "recall.2,50", "ndcg_cut.3,8", "map_cut.4", "success.2,3", "relative_P.6", "unj.1,4", "iprec_at_recall.0,.33,.5,1"],
     ["set_F.0.5", "11pt_avg.0.2,0.5,0.8", "utility.2,-1,0.5,0.25", "Rprec_mult.0.3,1.5", "rbp_resid.p=0.7"],
-    ["ndcg.1=3,2=0.5", "G.2=5", "Rndcg.1=2.5,3=1", "ndcg_rel.0=1", "dcg.2=9", "rbp_resid.p=0.5", "relstring.15"],
+    ["ndcg.1=3,2=0.5", "G.2=5", "Rndcg.1=2.5,3=1", "ndcg_rel.0=1", "rbp_resid.p=0.5", "relstring.15"],
+    ["ideal_dcg.2=9,1=0", "dcg", "ndcg"],  # one of ndcg, dcg, ideal_dcg with parameters: they share one parameter block
     ["11pt_avg.0.9,0.1,0.5", "ndcg.1=0.3,2=0.9,3=0.2", "G.1=1.5,2=2.3,3=0.4", "Rndcg.2=-1", "set_F.2"],
     ["infAP", "bpref", "gm_bpref", "gm_map", "map", "binG", "yaap", "num_nonrel_judged_ret", "relstring"],
     ["set"],
@@ -152,8 +155,8 @@ def binary_lines(binary: str, qrels: Path, run: Path, flags: list[str], measures
     return done.stdout.splitlines() if done.returncode == 0 else None
 
 
-def run_case(binary: str, seed: int, folder: Path) -> tuple[int, list[str], str]:
-    """(values compared, differing lines, the case's command) for one random case."""
+def case(seed: int, folder: Path) -> tuple[Path, Path, list[str], list[str]]:
+    """The files, trec_eval flags and -m measures of one random case (the same for a seed on every machine)."""
     rng = random.Random(seed)
     qrels, run, every = random_files(folder, rng)
     flags = random_flags(rng, every)
@@ -163,7 +166,18 @@ def run_case(binary: str, seed: int, folder: Path) -> tuple[int, list[str], str]
         measures = ["qrels_jg"] if rng.random() < 0.7 else ["map_avgjg", "P_avgjg.2,7", "Rprec_mult_avgjg.0.5,1.5", "runid"]
     elif rng.random() < 0.12:
         flags += ["-Z", str(zscores_file(folder, rng, measures, qrels))]
-    command = f"trec_eval -q {' '.join(flags)} {' '.join('-m ' + m for m in measures)} qrels run"
+    return qrels, run, flags, measures
+
+
+def command_of(flags: list[str], measures: list[str]) -> str:
+    flags = [("ZSCORES" if i and flags[i - 1] == "-Z" else f) for i, f in enumerate(flags)]
+    return f"trec_eval -q {' '.join(flags)} {' '.join('-m ' + m for m in measures)} qrels run"
+
+
+def run_case(binary: str, seed: int, folder: Path) -> tuple[int, list[str], str]:
+    """(values compared, differing lines, the case's command) for one random case."""
+    qrels, run, flags, measures = case(seed, folder)
+    command = command_of(flags, measures)
     theirs = binary_lines(binary, qrels, run, flags, measures)
     if theirs is None:
         return 0, [], command
@@ -175,13 +189,33 @@ def run_case(binary: str, seed: int, folder: Path) -> tuple[int, list[str], str]
     return len(theirs), differences, command
 
 
+def record(binary: str, seeds, out: str) -> int:
+    """Write ``## seed N: command`` and the binary's lines for each seed it runs, gzipped."""
+    import gzip
+
+    blocks = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            qrels, run, flags, measures = case(seed, Path(tmp))
+            lines = binary_lines(binary, qrels, run, flags, measures)
+            if lines:
+                blocks.append(f"## seed {seed}: {command_of(flags, measures)}\n" + "\n".join(lines) + "\n")
+    with gzip.open(out, "wt") as handle:
+        handle.write("".join(blocks))
+    print(f"{len(blocks)} cases written to {out}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", required=True)
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--show", type=int, default=5, help="cases with differences to print")
+    parser.add_argument("--record", help="write the binary's lines of the cases it runs to this .gz file (tests hold them)")
     args = parser.parse_args()
+    if args.record:
+        return record(args.binary, range(args.seed, args.seed + args.cases), args.record)
     compared = cases = failing = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seed, args.seed + args.cases):
