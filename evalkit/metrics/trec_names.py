@@ -56,7 +56,6 @@ MEASURE_SETS["trec_eval"] = MEASURE_SETS["official"]
 _SET_NAME = re.compile(r"(?<![\w.@-])(" + "|".join(MEASURE_SETS) + r")(?![\w.@(-])", re.I)
 _ALWAYS = [name for name in FAMILY_DEFAULTS if name not in EVALKIT_MEANING]
 _BARE_FAMILY = re.compile(r"(?<![\w.@(-])(" + "|".join(_ALWAYS) + r")(?![\w.@(-])", re.I)
-_BARE_TREC = re.compile(r"(?<![\w.@(-])(" + "|".join(EVALKIT_MEANING) + r")(?![\w.@(-])")
 
 
 def expand_sets(spec: str) -> str:
@@ -67,14 +66,34 @@ def expand_sets(spec: str) -> str:
 
 
 def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
-    """Measure names read as trec_eval reads ``-m``: bare ``P``, ``recall``, ``relative_P``, ``success`` are families too.
+    """Measure names read as trec_eval reads its ``-m`` arguments.
 
-    Elsewhere these names keep the meaning they have in evalkit, ir_measures
-    and ranx (P, Recall, RelP, Success of the whole list); with ``--output
-    trec_eval`` the names are trec_eval's.
+    Bare ``P``, ``recall``, ``relative_P`` and ``success`` are trec_eval's
+    families (elsewhere they keep the meaning they have in evalkit,
+    ir_measures and ranx: P, Recall, RelP, Success of the whole list), and
+    a family's parameters are those of its first ``name.params`` argument,
+    whether the family is named alone or through a nickname: ``-m all_trec
+    -m relstring.20`` prints ``relstring_20`` only, ``-m P.5 -m P.10`` only
+    ``P_5``, as trec_eval does.
     """
-    parts = [spec] if isinstance(spec, str) else list(spec)
-    return [_BARE_TREC.sub(lambda m: f"{m.group(1)}.{FAMILY_DEFAULTS[m.group(1)]}", part) for part in parts]
+    tokens = [token for part in ([spec] if isinstance(spec, str) else list(spec)) for token in part.split()]
+    given: dict[str, str] = {}
+    for token in tokens:
+        name, dot, params = token.partition(".")
+        if dot and name in ORDER and name not in given:
+            given[name] = params
+    out: list[str] = []
+    for token in tokens:
+        names = _NICKNAMES[token].split() if token in _NICKNAMES else _NICKNAMES["official"].split() if token == "trec_eval" \
+            else [token.partition(".")[0]] if token.partition(".")[0] in ORDER else [token]
+        for name in names:
+            if name in given:
+                name = f"{name}.{given[name]}"
+            elif name in FAMILY_DEFAULTS:
+                name = f"{name}.{FAMILY_DEFAULTS[name]}"
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def dotted_specs(spec: str, names: dict[str, str]) -> str:
