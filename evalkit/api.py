@@ -21,8 +21,10 @@ The rest of the API lives beside what it drives and is re-exported by
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
 
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
@@ -99,27 +101,53 @@ def score(
     4b, ClimateCheck, else ``trec``); ``missing`` is what gold queries absent
     from the run count as (``zero``, ``skip`` or ``error``; default: the
     task's). The other choices (``relevance_level``, ``depth``,
-    ``allow_partial``, ``run_format``, ``gold_format``, ``column``) are the
-    fields of :class:`~evalkit.options.ScoringOptions`, given as keywords or
-    as ``scoring=``.
+    ``allow_partial``, ``run_format``, ``gold_format``, ``column``, and
+    trec_eval's ``judged_only`` (``-J``), ``num_docs`` (``-N``), ``zscores``
+    (``-Z``) and ``judgment_groups`` (``-R qrels_jg``)) are the fields of
+    :class:`~evalkit.options.ScoringOptions`, given as keywords or as
+    ``scoring=``.
     """
     from evalkit.manifest import build_manifest
 
     chosen = _scoring(scoring, options, task=task, metrics=metrics, missing=missing)
     check_task_name(chosen.task)
-    qrels = as_qrels(gold, format=chosen.gold_format)
+    groups = zscores = None
+    if chosen.judgment_groups:
+        from evalkit.judgment_groups import read_judgment_groups, union_qrels
+
+        if not isinstance(gold, (str, os.PathLike)):
+            raise UsageError("judgment groups need the gold as a file (qid group docid grade)")
+        groups = read_judgment_groups(gold)
+        qrels = union_qrels(groups)
+    else:
+        qrels = as_qrels(gold, format=chosen.gold_format)
+    if chosen.zscores is not None:
+        from evalkit.zscores import read_zscores
+
+        zscores = read_zscores(chosen.zscores)
     the_run = as_run(run, format=chosen.run_format, column=chosen.column)
     the_task = resolve_task(chosen.task, qrels, the_run)
-    result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs())
+    extra = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
+    result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs(), **extra)
     manifest_options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": chosen.relevance_level,
                         "allow_partial": chosen.allow_partial}
     if chosen.depth is not None:
         manifest_options["depth"] = chosen.depth
+    for key in ("judged_only", "num_docs", "zscores", "judgment_groups"):
+        if getattr(chosen, key):
+            manifest_options[key] = getattr(chosen, key)
     manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options, command="score")
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
         warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result,
     )
+
+
+def _score_only(chosen: ScoringOptions) -> None:
+    """Standardised scores and judgment groups are read by :func:`score` only (one run against one gold)."""
+    for flag, what in (("zscores", "standardised scores (-Z)"), ("judgment_groups", "judgment groups (-R qrels_jg)")):
+        if getattr(chosen, flag):
+            raise UsageError(f"{what}: only `evalkit score` (evalkit.score) applies them, one run at a time")
 
 
 def _scoring(scoring: ScoringOptions | None, options: Mapping[str, Any], **given: Any) -> ScoringOptions:
@@ -147,6 +175,7 @@ def score_many(
 
     chosen = _scoring(scoring, options)
     check_task_name(chosen.task)
+    _score_only(chosen)
     qrels = as_qrels(gold, format=chosen.gold_format)
     labels = _run_names(runs, names)
     loaded = [as_run(r, name=n, format=chosen.run_format, column=chosen.column) for r, n in zip(runs, labels)]

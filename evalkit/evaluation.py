@@ -15,7 +15,7 @@ queries is probably for another split: :func:`evaluate` refuses it unless
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -80,7 +80,8 @@ def check_partial(sets: QueryMatch, run_label: str, gold_label: str) -> None:
 
 
 def judge(
-    run: Run, qrels: Qrels, sets: QueryMatch, evaluated: np.ndarray, relevance_level: float = 1, depth: int | None = None
+    run: Run, qrels: Qrels, sets: QueryMatch, evaluated: np.ndarray, relevance_level: float = 1, depth: int | None = None,
+    pool: bool = False,
 ) -> Judged:
     """Join the ranked run with the qrels for the gold positions ``evaluated``; ``depth`` keeps the top of each ranking.
 
@@ -110,6 +111,10 @@ def judge(
     run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
     run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
     qpos, rank, grade = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, jg_sorted, n_docs, len(evaluated), depth)
+    pool_qpos = pool_rank = np.zeros(0, dtype=np.int64)
+    if pool:  # the same pass for the documents judged with a negative grade (in the pool, not judged)
+        flipped = np.where(jg_sorted < 0, 0.0, np.nan)
+        pool_qpos, pool_rank, _ = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, flipped, n_docs, len(evaluated), depth)
 
     n_eval = len(evaluated)
     num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
@@ -130,6 +135,8 @@ def judge(
         in_run=in_run,
         judged_qpos=jq[positive][ideal_order],
         judged_gain=jg[positive][ideal_order],
+        pool_qpos=pool_qpos,
+        pool_rank=pool_rank,
     )
 
 
@@ -190,6 +197,10 @@ class Evaluation:
     judged: Judged | None = None
     depth: int | None = None  # only the top ``depth`` of each ranking counted (trec_eval -M)
     run_tag: str | None = None  # the TREC run tag, trec_eval's runid
+    judged_only: bool = False  # condensed lists (trec_eval -J)
+    qrels_relevant: int = 0  # judgments with a grade > 0 in the gold's queries (trec_eval -c prints it as num_rel of 'all')
+    standardized: bool = False  # per-query values are z-scores (trec_eval -Z)
+    judgment_groups: int = 0  # per-query values averaged over this many judgment groups (trec_eval -R qrels_jg)
 
     def mean(self, metric: Metric | str) -> float:
         """The metric's summary over the evaluated queries: the mean (NaN left out), or its own aggregate (sums, GMAP).
@@ -199,11 +210,13 @@ class Evaluation:
         """
         if isinstance(metric, str):
             metric = next((m for m in self.metrics if m.label == metric), None) or parse_metric(metric)
+        if metric.text:
+            return float("nan")  # text per query (relstring, runid): no summary
         order = self.__dict__.get("_order")
         if order is None:
             order = np.argsort(np.asarray(self.query_ids, dtype=str), kind="stable")
             object.__setattr__(self, "_order", order)
-        return metric.aggregate(self.per_query[metric.label][order])
+        return metric.aggregate(self.per_query[metric.label][order], self.standardized)
 
     @property
     def means(self) -> dict[str, float]:
@@ -240,11 +253,16 @@ def evaluate(
     allow_partial: bool = False,
     keep_gold: np.ndarray | None = None,
     depth: int | None = None,
+    judged_only: bool = False,
+    num_docs: int = 0,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` on ``metrics`` under the missing-query policy.
 
     ``depth`` = trec_eval ``-M``: only the first ``depth`` documents of each
     ranking (after the ranking rule) count, for every metric.
+    ``judged_only`` = trec_eval ``-J``: every metric on the condensed lists
+    (the top ``depth``, less each unjudged document; Sakai 2007).
+    ``num_docs`` = trec_eval ``-N``: the collection size (only ``utility`` reads it).
     """
     if missing not in MISSING_POLICIES:
         raise UsageError(f"unknown missing-query policy {missing!r} (choose zero, skip or error)")
@@ -266,7 +284,11 @@ def evaluate(
         answered[:] = False
         answered[sets.run_to_gold[sets.run_to_gold >= 0]] = True
     evaluated = np.flatnonzero(answered)
-    judged = judge(run, qrels, sets, evaluated, relevance_level, depth)
+    judged = judge(run, qrels, sets, evaluated, relevance_level, depth, pool=any(m.needs_pool for m in metrics) and not judged_only)
+    if num_docs:
+        judged = replace(judged, num_docs=int(num_docs))
+    if judged_only:
+        judged = judged.condensed()
     per_query = {m.label: m.compute(judged) for m in metrics}
     return Evaluation(
         run_name=run.name,
@@ -283,4 +305,11 @@ def evaluate(
         judged=judged,
         depth=depth,
         run_tag=run.tag,
+        judged_only=judged_only,
+        qrels_relevant=int(np.count_nonzero(qrels.grades[np.isin(qrels.qidx, np.flatnonzero(_gold_mask(qrels, sets)))] > 0)),
     )
+
+
+def _gold_mask(qrels: Qrels, sets: QueryMatch) -> np.ndarray:
+    """Per qrels query: it is a gold query of the evaluation (not dropped by a task rule)."""
+    return np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(sets.gold, dtype=object))

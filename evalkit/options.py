@@ -62,7 +62,9 @@ class ScoringOptions:
     grade that counts as relevant; ``depth``: only the top ``depth`` documents
     of each ranking count (trec_eval ``-M``); ``allow_partial``: score a run
     missing more than 10% of the gold queries; ``run_format`` / ``gold_format``
-    / ``column``: how the files are read (``evalkit formats``).
+    / ``column``: how the files are read (``evalkit formats``); trec_eval's
+    ``judged_only`` (``-J``), ``num_docs`` (``-N``), ``zscores`` (``-Z``,
+    a file) and ``judgment_groups`` (``-R qrels_jg``).
     """
 
     task: str = "auto"
@@ -74,6 +76,10 @@ class ScoringOptions:
     run_format: str = "auto"
     gold_format: str = "auto"
     column: str | None = None
+    judged_only: bool = False  # trec_eval -J: score the condensed lists (unjudged documents removed)
+    num_docs: int = 0  # trec_eval -N: documents in the collection (utility's fourth coefficient)
+    zscores: str | None = None  # trec_eval -Z: a file of "query measure mean stddev" lines; values become z-scores
+    judgment_groups: bool = False  # trec_eval -R qrels_jg: the gold's second column names judgment groups, averaged over
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # normalise in place: frozen, but built only here
@@ -94,6 +100,14 @@ class ScoringOptions:
             set_(self, "depth", int(depth))
         if not isinstance(self.allow_partial, bool):
             raise UsageError(f"allow_partial must be true or false (got {_shown(self.allow_partial)})")
+        for flag in ("judged_only", "judgment_groups"):
+            if not isinstance(getattr(self, flag), bool):
+                raise UsageError(f"{flag} must be true or false (got {_shown(getattr(self, flag))})")
+        if isinstance(self.num_docs, bool) or not isinstance(self.num_docs, numbers.Integral) or not 0 <= self.num_docs <= 2**62:
+            raise UsageError(f"num_docs must be a whole number from 0 (got {_shown(self.num_docs)})")
+        set_(self, "num_docs", int(self.num_docs))
+        if self.zscores is not None:
+            set_(self, "zscores", _name(str(self.zscores) if hasattr(self.zscores, "__fspath__") else self.zscores, "zscores file"))
         _name(self.run_format, "run format")
         _name(self.gold_format, "gold format")
         if self.column is not None:
@@ -113,8 +127,13 @@ class ScoringOptions:
 
     def task_kwargs(self) -> dict[str, Any]:
         """The keywords of :meth:`evalkit.tasks.base.Task.score` (the task plugins' contract)."""
-        return {"missing": self.missing, "allow_partial": self.allow_partial, "relevance_level": self.relevance_level,
-                "depth": self.depth}
+        kwargs = {"missing": self.missing, "allow_partial": self.allow_partial, "relevance_level": self.relevance_level,
+                  "depth": self.depth}
+        if self.judged_only:  # trec_eval's options only when set: a task plugin's score() need not know them
+            kwargs["judged_only"] = True
+        if self.num_docs:
+            kwargs["num_docs"] = self.num_docs
+        return kwargs
 
     def manifest(self, missing: str | None = None) -> dict[str, Any]:
         """The options as a manifest records them (``missing``: the policy the task resolved)."""

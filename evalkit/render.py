@@ -86,42 +86,15 @@ def per_query_tsv(score: TaskScore, digits: int = 6) -> str:
     lines = ["query_id\t" + "\t".join(labels)]
     columns = [ev.per_query[label] for label in labels]
     for i, query in enumerate(ev.query_ids.tolist()):
-        lines.append(query + "\t" + "\t".join(fmt(float(c[i]), digits) for c in columns))
+        lines.append(query + "\t" + "\t".join(str(c[i]) if c.dtype == object else fmt(float(c[i]), digits) for c in columns))
     return "\n".join(lines) + "\n"
 
 
-def _trec_value(metric, value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    return f"{round(value)}" if metric.aggregation == "sum" else f"{value:6.4f}"
-
-
 def as_trec_eval(score: TaskScore) -> str:
-    """``measure<TAB>query<TAB>value`` lines as ``trec_eval -q`` prints them, to diff against it.
+    """``measure<TAB>query<TAB>value`` lines as ``trec_eval -q`` prints them (:mod:`evalkit.trec_output`)."""
+    from evalkit.trec_output import as_trec_eval as lines
 
-    Measures under their trec_eval names (evalkit's label where trec_eval has
-    none), names padded to 22 characters, values as ``%6.4f`` (counts as
-    integers). Queries in byte order (trec_eval sorts the qrels), each with
-    its per-query values; then ``all`` with ``runid`` and ``num_q`` first, as
-    trec_eval's default output. gm_map, gm_bpref and num_q appear under
-    ``all`` only, as in trec_eval.
-    """
-    ev = score.evaluation
-    metrics = ev.metrics
-    names = [m.trec_name() or m.label for m in metrics]
-    lines = []
-    order = sorted(range(len(ev.query_ids)), key=lambda i: ev.query_ids[i])
-    for i in order:
-        query = ev.query_ids[i]
-        for metric, name in zip(metrics, names):
-            if not metric.summary_only:
-                lines.append(f"{name:<22}\t{query}\t{_trec_value(metric, float(ev.per_query[metric.label][i]))}")
-    lines.append(f"{'runid':<22}\tall\t{ev.run_tag or ev.run_name}")
-    if "num_q" not in names:
-        lines.append(f"{'num_q':<22}\tall\t{len(ev.query_ids)}")
-    for metric, name in zip(metrics, names):
-        lines.append(f"{name:<22}\tall\t{_trec_value(metric, ev.mean(metric))}")
-    return "\n".join(lines)
+    return lines(score)
 
 
 RENDERERS = {"table": as_table, "markdown": as_markdown, "json": as_json, "tsv": as_tsv, "trec_eval": as_trec_eval}

@@ -6,7 +6,11 @@ lines, '#' inside MS MARCO ids). Where the trec_eval 10 binary is built at
 ``TREC_EVAL`` (or ``$EVALKIT_TREC_EVAL``), evalkit's ``--output trec_eval``
 lines are compared with the binary's, line for line; where its test folder
 is there too, its expected ``out.test*`` files are reproduced. Both skip
-cleanly elsewhere.
+cleanly elsewhere: no PyPI or Debian package ships trec_eval's C sources
+(pytrec_eval's sdists download them from GitHub while building), so CI has
+no binary; tests/test_trec_eval_measures.py holds trec_eval 10's printed
+values instead. To run these: build usnistgov/trec_eval 10.0 (``make``) and
+set ``EVALKIT_TREC_EVAL=/path/to/trec_eval`` (its ``test/`` folder beside it).
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from evalkit.errors import InputError
 from evalkit.formats import read_qrels, read_run, tables
 from evalkit.tasks import get_task
 
-TREC_EVAL = Path(os.environ.get("EVALKIT_TREC_EVAL", "/work/ext/trec_eval/trec_eval"))
+TREC_EVAL = Path(os.environ.get("EVALKIT_TREC_EVAL", "") or "trec_eval-not-configured")  # a trec_eval 10 binary, beside its test/ folder
 TREC_TESTS = TREC_EVAL.parent / "test"
 QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 d 1\nq2 0 e 0\nq3 0 f 0\n"
 
@@ -186,7 +190,7 @@ def test_depth_equals_cutting_the_run(tmp_path):
 
 def test_trec_eval_output_lines(tmp_path):
     run = "q2 Q0 d 1 1.0 myrun\nq1 Q0 x 1 3.0 myrun\nq1 Q0 c 2 2.0 myrun\nq1 Q0 a 3 2.0 myrun\n"
-    result = score(run, QRELS, tmp_path, "num_ret map gm_map P_5 mrr@1", missing="zero")
+    result = score(run, QRELS, tmp_path, "mrr@1 P_5 num_ret map gm_map runid num_q", missing="zero")  # printed in trec_eval's order
     assert render.as_trec_eval(result).splitlines() == [
         "num_ret               \tq1\t3", "map                   \tq1\t0.5833", "P_5                   \tq1\t0.4000",
         "MRR@1                 \tq1\t0.0000",
@@ -208,7 +212,7 @@ def test_cli_trec_eval_output_and_depth_in_manifest(tmp_path):
                      "--output", "trec_eval", "--depth", "1", "--out", out)
     assert result.returncode == 0, result.stderr
     assert "1 lines have fields after the run tag" in result.stderr
-    assert out.read_text().splitlines()[-2:] == ["P_1                   \tall\t0.6667", "recip_rank            \tall\t0.6667"]
+    assert out.read_text().splitlines()[-2:] == ["recip_rank            \tall\t0.6667", "P_1                   \tall\t0.6667"]  # trec_eval's order
     import json
 
     assert json.loads((tmp_path / "out.txt.manifest.json").read_text())["options"]["depth"] == 1
@@ -225,10 +229,16 @@ def trec_eval_lines(qrels: Path, run: Path, *flags: str) -> list[str]:
     return result.stdout.splitlines()
 
 
-def evalkit_lines(qrels: Path, run: Path, missing="skip", level=1, depth=None, metrics="all_trec") -> list[str]:
-    result = get_task("trec").score(read_run(run), read_qrels(qrels), metrics, missing=missing, relevance_level=level,
-                                    depth=depth, allow_partial=True)
-    return render.as_trec_eval(result).splitlines()
+def evalkit_lines(qrels: Path, run: Path, missing="skip", level=1, depth=None, metrics="all_trec", zscores=None,
+                  judgment_groups=False) -> list[str]:
+    from evalkit import api
+
+    from evalkit.metrics.trec_names import expand_trec_eval
+
+    result = api.score(str(run), str(qrels), task="trec", metrics=expand_trec_eval(metrics), missing=missing, relevance_level=level, depth=depth,
+                       allow_partial=True, judgment_groups=judgment_groups,
+                       zscores=None if zscores is None else str(qrels.parent / zscores))
+    return render.as_trec_eval(result.task_score).splitlines()
 
 
 def comparable(theirs: list[str], ours: list[str]) -> list[str]:
@@ -271,15 +281,8 @@ def test_synthetic_files_match_the_binary_line_for_line(tmp_path, seed, flags, o
     qrels, run = synthetic_files(tmp_path, seed, every_query="-c" not in flags)  # trec_eval 10 exits 4 without -c on missing queries
     ours = evalkit_lines(qrels, run, **options)
     theirs = comparable(trec_eval_lines(qrels, run, *flags), ours)
-    if "-c" in flags and options.get("level", 1) > 1:
-        # a trec_eval quirk, asserted: under -c its num_rel for 'all' counts grades > 0 whatever -l (te_calc_avg_num_rel);
-        # evalkit sums the per-query num_rel it prints, as trec_eval does without -c
-        index = next(i for i, line in enumerate(ours) if line.startswith("num_rel ") and "\tall\t" in line)
-        qrels_grades = [float(line.split()[3]) for line in qrels.read_text().splitlines() if not line.startswith("#")]
-        assert theirs[index].split("\t")[2] == str(sum(g > 0 for g in qrels_grades)) != ours[index].split("\t")[2]
-        per_query = [int(line.split("\t")[2]) for line in ours if line.startswith("num_rel ") and "\tall\t" not in line]
-        assert ours[index].split("\t")[2] == str(sum(per_query))
-        del ours[index], theirs[index]
+    # under -c trec_eval's num_rel of 'all' counts the qrels' grades > 0 whatever -l (te_calc_avg_num_rel): evalkit's
+    # trec_eval output prints the same (its own outputs sum the per-query num_rel)
     assert len(ours) > 300 and ours == theirs
 
 
@@ -291,7 +294,13 @@ TEST_SUITE = [  # trec_eval's quicktest: expected file, qrels, results, evalkit 
     ("out.test.aq", "qrels.test", "results.test", {}),  # -m all_trec -q
     ("out.test.aqc", "qrels.test", "results.trunc", {"missing": "zero"}),  # -c
     ("out.test.aqcM", "qrels.test", "results.trunc", {"missing": "zero", "depth": 100}),  # -c -M100
-    ("out.test.aql", "qrels.rel_level", "results.test", {"level": 2}),  # -l2
+    ("out.test.aql", "qrels.rel_level", "results.test", {"level": 2, "metrics": ["all_trec", "relstring.20"]}),  # -l2 -mrelstring.20
+    ("out.test.meas_params", "qrels.test", "results.test", {"metrics": [  # the -m parameter forms
+        "iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0",
+        "11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4", "success.2,5,20"]}),
+    ("out.test.aqZ", "qrels.test", "results.test", {"zscores": "zscores_file"}),  # -Z
+    ("out.test.qrels_jg", "qrels.123", "results.test", {"metrics": "qrels_jg", "judgment_groups": True}),  # -R qrels_jg
+    ("out.test.qrels_jg", "qrels.comments.123", "results.test", {"metrics": "qrels_jg", "judgment_groups": True}),
 ]
 
 
@@ -303,4 +312,4 @@ def test_trec_eval_test_suite_is_reproduced(expected, qrels, results, options):
     if "\tall\t" in theirs[0]:  # produced without -q: the summary only
         ours = [line for line in ours if "\tall\t" in line]
     theirs = comparable(theirs, ours)
-    assert len(theirs) >= 29 and ours == theirs
+    assert len(theirs) >= 29 and ours == theirs and len(ours) == len(comparable(ours, theirs))

@@ -56,11 +56,23 @@ RELEVANCE_LEVEL_OPTION = click.option(
 )
 METRICS_OPTION = click.option("--metrics", "-m", "metrics", multiple=True,
                               help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
+JUDGED_ONLY_OPTION = click.option("--judged-only", "-J", "judged_only", is_flag=True,
+                                  help="Score the condensed lists: unjudged documents removed before any metric (trec_eval -J).")
+NUM_DOCS_OPTION = click.option("--num-docs", "-N", "num_docs", type=click.IntRange(0, 2**62), default=0,
+                               help="Documents in the collection, for utility's fourth coefficient (trec_eval -N).")
+ZSCORES_OPTION = click.option("--zscores", "-Z", "zscores", type=click.Path(dir_okay=False), default=None,
+                              help="Standardise: per-query z-scores against a file of 'query measure mean stddev' lines (trec_eval -Z).")
+JUDGMENT_GROUPS_OPTION = click.option(
+    "--rel-format", "-R", "judgment_groups", type=click.Choice(["qrels", "qrels_jg"]), default="qrels", show_default=True,
+    callback=lambda ctx, param, value: value == "qrels_jg",
+    help="qrels_jg: the gold's second column names a judgment group; each query's value is averaged over its groups (trec_eval -R).",
+)
 # the command-line names of ScoringOptions' fields, in the order --help shows them
 _SCORING_OPTIONS = {
     "task": TASK_OPTION, "metrics": METRICS_OPTION, "missing": MISSING_OPTION, "relevance_level": RELEVANCE_LEVEL_OPTION,
     "depth": DEPTH_OPTION, "run_format": RUN_FORMAT_OPTION, "gold_format": GOLD_FORMAT_OPTION, "column": COLUMN_OPTION,
-    "allow_partial": ALLOW_PARTIAL_OPTION,
+    "allow_partial": ALLOW_PARTIAL_OPTION, "judged_only": JUDGED_ONLY_OPTION, "num_docs": NUM_DOCS_OPTION,
+    "zscores": ZSCORES_OPTION, "judgment_groups": JUDGMENT_GROUPS_OPTION,
 }
 
 

@@ -12,7 +12,7 @@ from evalkit.cli.common import FORCE_OPTION, scoring_options, warn
 @scoring_options()
 @click.option(
     "--output", "-o", "output", type=click.Choice(["table", "json", "markdown", "tsv", "trec_eval"]), default="table", show_default=True,
-    help="trec_eval: measure<TAB>query<TAB>value lines as trec_eval -q prints them.",
+    help="trec_eval: measure<TAB>query<TAB>value lines as trec_eval -q prints them (measure names read as trec_eval reads -m).",
 )
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result to this file instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values (TSV) here.")
@@ -34,6 +34,12 @@ def score(run, gold, scoring, output, out_path, per_query, force):
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
 
 
+    if output == "trec_eval":  # names as trec_eval reads -m: bare P, recall, success, relative_P are its families; no -m: official
+        from dataclasses import replace
+
+        from evalkit.metrics.trec_names import expand_trec_eval
+
+        scoring = replace(scoring, metrics=tuple(expand_trec_eval(list(scoring.metrics or ("official",)))))
     scored = score_run(run, gold, scoring=scoring)
     for message in scored.warnings:
         warn(message)

@@ -32,22 +32,33 @@ def registered() -> list[type[Metric]]:
 
 from evalkit.metrics import (  # noqa: E402  (register the built-in metrics)
     average_precision,
+    bing,
     bpref,
     climatecheck_bpref,
     counts,
+    dcg,
     f_measure,
+    g_measure,
     gmap,
+    infap,
     iprec,
     judged,
     judged_share,
     ndcg,
+    ndcg_rel,
     precision,
     r_precision,
+    rbp,
     recall,
     reciprocal_rank,
     relative_precision,
+    rndcg,
+    rprec_mult,
     set_ap,
     success,
+    trec_text,
+    utility,
+    yaap,
 )
 
 from evalkit.metrics.parse import parse_metric, parse_metrics  # noqa: E402

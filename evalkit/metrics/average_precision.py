@@ -20,7 +20,7 @@ class MAP(Metric):
     """
 
     name = "MAP"
-    aliases = ("ap", "map", "average_precision")
+    aliases = ("ap", "map", "average_precision", "map_avgjg")
     cutoff_aliases = ("map_cut",)
     trec = ("map", "map_cut_")
 

@@ -12,10 +12,14 @@ document repeated in one list counts only at its first position.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
+
+from evalkit.errors import UsageError
+from evalkit.metrics import clib
+from evalkit.ranking import group_positions
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,10 +46,39 @@ class Judged:
     in_run: np.ndarray  # per query: bool, the run answers this query
     judged_qpos: np.ndarray  # per judgment row (grade >= 0), sorted by query then grade desc
     judged_gain: np.ndarray
+    # retrieved documents judged with a negative grade (in the pool, not judged: trec_eval's -2, infAP's
+    # sample), first positions, grouped by query, rank ascending; empty unless a metric asks (needs_pool)
+    pool_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pool_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    judged_only: bool = False  # condensed lists (trec_eval -J): unjudged documents removed, ranks closed up
+    num_docs: int = 0  # documents in the collection (trec_eval -N), for utility's fourth coefficient
 
     @property
     def n_queries(self) -> int:
         return int(self.query_ids.shape[0])
+
+    def condensed(self) -> "Judged":
+        """The judged-only view (trec_eval ``-J``; Sakai 2007's condensed lists).
+
+        Every unjudged document (absent from the qrels, judged with a negative
+        grade, or a repeat) is removed from each ranking before any metric:
+        ranks close up over the judged documents, ``num_ret`` counts them.
+        """
+        if self.judged_only:
+            return self
+        empty = np.zeros(0, dtype=np.int64)
+        return replace(self, rank=group_positions(self.qpos), num_ret=self.per_query_count(np.ones(len(self.qpos), dtype=bool)),
+                       pool_qpos=empty, pool_rank=empty, judged_only=True)
+
+    def list_length(self) -> np.ndarray:
+        """Per query: the length of the ranked list trec_eval computes with.
+
+        ``num_ret``, except for a query the run does not answer (scored as 0
+        under ``--missing zero``, trec_eval ``-c``): trec_eval evaluates it on
+        a placeholder list of one unjudged document, which some measures see
+        (11pt_avg divides by it); under ``-J`` that document is removed too.
+        """
+        return self.num_ret if self.judged_only else np.where(self.in_run, self.num_ret, np.maximum(self.num_ret, 1.0))
 
     @property
     def relevant(self) -> np.ndarray:
@@ -131,33 +164,53 @@ class Metric:
     cutoff_aliases: ClassVar[tuple[str, ...]] = ()  # names that need a cutoff (trec_eval families: ndcg_cut)
     set_aliases: ClassVar[tuple[str, ...]] = ()  # names that refuse one (trec_eval set measures: set_P)
     cutoff: ClassVar[str] = "optional"  # "optional", "required" or "none"
-    cutoff_kind: ClassVar[str] = "rank"  # "rank" (a positive integer) or "level" (a recall level in [0, 1])
+    cutoff_kind: ClassVar[str] = "rank"  # "rank" (a positive integer), "level" (a recall level in [0, 1]), "multiple" (x >= 0)
     params: ClassVar[tuple[str, ...]] = ("rel",)  # parameters accepted as name(param=value)
+    spec_kind: ClassVar[str | None] = None  # trec_eval's parameter text: "values" (1,-1,0,0) or "pairs" (1=3,2=9)
     binary: ClassVar[bool] = False  # per-query values are 0/1 (McNemar-ready)
     aggregation: ClassVar[str] = "mean"  # how per-query values combine: "mean", "sum" or "gmean"
     summary_only: ClassVar[bool] = False  # trec_eval prints no per-query value (num_q, gm_map)
+    text: ClassVar[bool] = False  # per-query values are text, printed by --output trec_eval only (relstring, runid)
+    needs_pool: ClassVar[bool] = False  # reads where the pooled-but-unjudged documents (negative grades) rank (infAP)
     trec: ClassVar[tuple[str | None, str | None]] = (None, None)  # trec_eval name without a cutoff, prefix with one
 
-    def __init__(self, k: float | None = None, rel: float | None = None):
+    def __init__(self, k: float | None = None, rel: float | None = None, spec: str | None = None, **options: float):
         self.k = k
         self.rel = rel
+        self.options = {key: float(value) for key, value in options.items()}
+        self.spec = spec  # trec_eval's parameter text as typed (ndcg.1=3,2=9: "1=3,2=9"); None: the defaults
+        if spec is not None:
+            self.configure(spec)
+
+    def configure(self, spec: str) -> None:
+        """Read trec_eval's parameter text (``spec_kind`` metrics override this)."""
+        raise UsageError(f"metric {self.name} takes no parameter text ({spec!r})")
 
     @property
     def label(self) -> str:
-        params = f"(rel={_number(self.rel)})" if self.rel is not None else ""
+        inside = [] if self.spec is None else [self.spec]
+        inside += [f"{key}={_number(value)}" for key, value in self.options.items()]
+        if self.rel is not None:
+            inside.append(f"rel={_number(self.rel)}")
+        params = f"({', '.join(inside)})" if inside else ""
         cut = "" if self.k is None else f"@{self.k}" if self.cutoff_kind == "rank" else f"@{float(self.k)!r}"
         return f"{self.name}{params}{cut}"
+
+    def trec_spec(self) -> str | None:
+        """The parameter text trec_eval appends to the name (``ndcg_1=3,2=9``), as typed; ``None``: defaults."""
+        return self.spec
 
     def trec_name(self) -> str | None:
         """trec_eval's name for this measure (``None`` when trec_eval has none, or with a ``rel=`` level)."""
         whole, prefix = self.trec
         if self.rel is not None:
             return None
+        spec = self.trec_spec()
         if self.k is None:
-            return whole
-        if prefix is None:
+            return whole if spec is None or whole is None else f"{whole}_{spec}"
+        if prefix is None or spec is not None:
             return None
-        return f"{prefix}{self.k:.2f}" if self.cutoff_kind == "level" else f"{prefix}{self.k}"
+        return f"{prefix}{self.k}" if self.cutoff_kind == "rank" else f"{prefix}{self.k:.2f}"
 
     def __repr__(self) -> str:
         return self.label
@@ -175,25 +228,27 @@ class Metric:
     def compute(self, judged: Judged) -> np.ndarray:
         """Per-query values, under the metric's own relevance level when it has one."""
         view = judged if self.rel is None else judged.at_level(self.rel)
-        return np.asarray(self.per_query(view), dtype=np.float64)
+        return np.asarray(self.per_query(view), dtype=object if self.text else np.float64)
 
-    def aggregate(self, values: np.ndarray) -> float:
+    def aggregate(self, values: np.ndarray, standardized: bool = False) -> float:
         """The summary of per-query values (NaN ones left out): mean, sum or geometric mean.
 
         Values are added one after the other in the order given, as trec_eval
         accumulates them (numpy's pairwise sum can differ in the last bit, and
-        so in the 4th printed decimal when a mean falls on a half).
+        so in the 4th printed decimal when a mean falls on a half). A geometric
+        mean takes the C library's ``log`` and ``exp`` (Python's ``math``), as
+        trec_eval does: numpy's own vectorised ``exp`` can be one ulp off.
         """
         defined = values[~np.isnan(values)]
         if len(defined) == 0:
             return float("nan")
-        if self.aggregation == "gmean":
-            defined = np.log(np.maximum(defined, MIN_GEO_MEAN))
+        if self.aggregation == "gmean" and not standardized:  # z-scores are of the log values already
+            defined = clib.log(np.maximum(defined, MIN_GEO_MEAN))
         total = float(np.cumsum(defined)[-1])
         if self.aggregation == "sum":
             return total
         mean = total / len(defined)
-        return float(np.exp(mean)) if self.aggregation == "gmean" else mean
+        return math.exp(mean) if self.aggregation == "gmean" else mean
 
     def per_query(self, judged: Judged) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError

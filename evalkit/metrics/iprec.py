@@ -5,6 +5,8 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.ranked_lists import ieee
+from evalkit.metrics.trec_names import c_values
 
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 
@@ -17,8 +19,7 @@ def interpolated_precision(judged: Judged, level: float) -> np.ndarray:
     whose c exceeds the relevant retrieved documents gets 0, as does a query
     with none retrieved.
     """
-    x = level * judged.num_rel
-    c = np.where(x - np.floor(x) >= 0.5, np.ceil(x), np.floor(x))
+    c = c_lround(level * judged.num_rel)
     rows = np.flatnonzero(judged.relevant)
     q = judged.qpos[rows]
     j = judged.cumulative_within_query(judged.relevant)[rows]
@@ -26,6 +27,47 @@ def interpolated_precision(judged: Judged, level: float) -> np.ndarray:
     out = np.zeros(judged.n_queries)
     keep = j >= np.maximum(c[q], 1)
     np.maximum.at(out, q[keep], precision[keep])
+    out[(judged.list_length() == 0) & (c == 0)] = np.nan  # trec_eval's 0/0 for an empty list (-J)
+    return out
+
+
+def c_lround(values: np.ndarray) -> np.ndarray:
+    """C's ``lround``: to the nearest integer, halves away from zero (values >= 0)."""
+    return np.where(values - np.floor(values) >= 0.5, np.ceil(values), np.floor(values))
+
+
+def eleven_point_loop(judged: Judged, levels: list[float]) -> np.ndarray:
+    """trec_eval's ``11pt_avg`` loop for levels in any order: the cut of each level is met walking up from the list's end.
+
+    For levels in ascending order it equals the mean of IPrec at the levels
+    (added from the last level down); in another order trec_eval's walk
+    skips some levels, which this follows.
+    """
+    out = np.zeros(judged.n_queries)
+    rows = np.flatnonzero(judged.relevant)
+    rows = rows[np.argsort(judged.qpos[rows], kind="stable")]  # by query, rank order kept
+    starts = np.searchsorted(judged.qpos[rows], np.arange(judged.n_queries + 1))
+    lengths = judged.list_length()
+    for q in range(judged.n_queries):
+        ranks = judged.rank[rows[starts[q]:starts[q + 1]]].tolist()
+        found = len(ranks)
+        cuts = c_lround(np.asarray(levels) * judged.num_rel[q]).tolist()
+        current = len(cuts) - 1
+        while current >= 0 and cuts[current] > found:
+            current -= 1
+        best = ieee(found, lengths[q])
+        total = 0.0
+        for so_far in range(found, 0, -1):  # relevant documents from the bottom: precision peaks at them
+            precision = so_far / ranks[so_far - 1]
+            if best < precision:
+                best = precision
+            while current >= 0 and so_far == cuts[current]:
+                total += best
+                current -= 1
+        while current >= 0:
+            total += best
+            current -= 1
+        out[q] = total / len(cuts)
     return out
 
 
@@ -54,13 +96,28 @@ class IPrec(Metric):
 class ElevenPointAP(Metric):
     """11pt_avg(q) = mean of IPrec@x over x = 0.0, 0.1, ..., 1.0 (eleven-point interpolated average precision).
 
-    trec_eval ``11pt_avg``. Reference: Manning et al., Introduction to IR (2008), 8.4.
+    trec_eval ``11pt_avg``, in its order: the eleven values are added from
+    recall 1.0 down to 0.0, then divided by 11 (0.5937 where adding from 0.0
+    up gives 0.5938). Other levels: ``11pt_avg(0.2,0.5,0.8)`` (trec_eval
+    ``11pt_avg.0.2,0.5,0.8``, version 8's 3-point average). An empty list
+    (judged-only scoring with nothing judged retrieved) is NaN, trec_eval's 0/0.
+    Reference: Manning et al., Introduction to IR (2008), 8.4.
     """
 
     name = "11pt_avg"
     aliases = ("11pt", "11-pt", "11pt-avg", "elevenpt")
     cutoff = "none"
+    spec_kind = "values"
     trec = ("11pt_avg", None)
 
+    def configure(self, spec: str) -> None:
+        self.levels = c_values(spec)
+
     def per_query(self, judged: Judged) -> np.ndarray:
-        return np.mean([interpolated_precision(judged, level) for level in ELEVEN_POINTS], axis=0)
+        levels = getattr(self, "levels", None)
+        if levels is not None:
+            return eleven_point_loop(judged, levels)
+        total = np.zeros(judged.n_queries)
+        for level in reversed(ELEVEN_POINTS):  # trec_eval adds from recall 1.0 down to 0.0
+            total = total + interpolated_precision(judged, level)
+        return total / len(ELEVEN_POINTS)

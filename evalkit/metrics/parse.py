@@ -21,6 +21,7 @@ import re
 
 from evalkit.errors import UsageError
 from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
+from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
 
 _TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*?)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>[^@()\s]+))?$")
 _TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)_(?P<k>[0-9]+(?:\.[0-9]+)?)$")
@@ -35,19 +36,6 @@ AMBIGUOUS = {
     "write success@k (1 if any relevant document is in the top k) or num_rel_ret@k (how many)",
     "hit": "write success@k (hit rate: 1 if any relevant document is in the top k) or num_rel_ret@k (how many)",
 }
-
-
-_CUTS = "5,10,15,20,30,100,200,500,1000"
-_LEVELS = ",".join(f"{i / 10:.2f}" for i in range(11))
-# trec_eval's measure sets, restricted to the measures evalkit has, in trec_eval's order.
-MEASURE_SETS = {
-    "trec_eval": f"num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall.{_LEVELS} P.{_CUTS}",
-    "all_trec": f"num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall.{_LEVELS} P.{_CUTS} "
-    f"recall.{_CUTS} gm_bpref 11pt_avg ndcg ndcg_cut.{_CUTS} map_cut.{_CUTS} relative_P.{_CUTS} success.1,5,10 "
-    "set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret unj.5,10,20",
-}
-
-_SET_NAME = re.compile(r"(?<![\w.@-])(" + "|".join(MEASURE_SETS) + r")(?![\w.@(-])", re.I)
 
 
 def _close_matches(name: str) -> str:
@@ -68,11 +56,16 @@ def _number(text: str, what: str, token: str) -> float:
     return value
 
 
-def _params(cls: type[Metric], text: str | None, token: str) -> dict[str, float]:
+def _params(cls: type[Metric], text: str | None, token: str) -> dict:
+    """The ``name=value`` parameters in parentheses, or (``spec_kind`` metrics) trec_eval's parameter text as ``spec``."""
     if text is None or not text.strip():
         return {}
+    parts = [part for part in text.split(",") if part.strip()]
+    named = all(part.partition("=")[0].strip() in cls.params for part in parts)
+    if cls.spec_kind == "pairs" or (cls.spec_kind == "values" and not named):
+        return {"spec": "".join(text.split())}
     out: dict[str, float] = {}
-    for part in filter(str.strip, text.split(",")):
+    for part in parts:
         key, sep, value = (p.strip() for p in part.partition("="))
         if not sep or not key:
             raise UsageError(f"metric {token!r}: write parameters as name=value, e.g. {cls.name}(rel=2)")
@@ -84,6 +77,11 @@ def _params(cls: type[Metric], text: str | None, token: str) -> dict[str, float]
 
 
 def _cutoff(cls: type[Metric], text: str, token: str) -> float:
+    if cls.cutoff_kind == "multiple":
+        multiple = _number(text, "the multiple", token)
+        if multiple < 0:
+            raise UsageError(f"metric {token!r}: the multiple must not be negative")
+        return multiple
     if cls.cutoff_kind == "level":
         level = _number(text, "the recall level", token)
         if not 0 <= level <= 1:
@@ -103,7 +101,11 @@ def _lookup(name: str) -> tuple[type[Metric], str] | None:
 
 
 def _split_name(name: str, k: str | None) -> tuple[type[Metric], str, str | None]:
-    """(class, cutoff rule, cutoff text) for a bare name, a trec_eval ``name_k`` or ``name.k``."""
+    """(class, cutoff rule, cutoff text) for a bare name, a trec_eval ``name_k`` or ``name.k``.
+
+    A rank cutoff in trec_eval's ``-m name.k`` form is read as trec_eval reads
+    it (C's ``atol``: ``ndcg_cut.23.4`` is ``ndcg_cut_23``).
+    """
     found = _lookup(name)
     if found:
         return found[0], found[1], k
@@ -112,7 +114,10 @@ def _split_name(name: str, k: str | None) -> tuple[type[Metric], str, str | None
         if match and k is None:
             found = _lookup(match.group("base"))
             if found:
-                return found[0], found[1], match.group("k")
+                text = match.group("k")
+                if pattern is _TREC_DOT and found[0].cutoff_kind == "rank":
+                    text = str(c_atol(text))
+                return found[0], found[1], text
     raise UsageError(f"unknown metric {name!r} ({_close_matches(name)}; see `evalkit metrics`)")
 
 
@@ -131,7 +136,7 @@ def parse_metric(text: str) -> Metric:
     params = _params(cls, match.group("params"), token)
     if k is None:
         if rule == "required":
-            raise UsageError(f"metric {token} needs a cutoff, e.g. {cls.name}@{'0.5' if cls.cutoff_kind == 'level' else '10'}")
+            raise UsageError(f"metric {token} needs a cutoff, e.g. {cls.name}@{'10' if cls.cutoff_kind == 'rank' else '0.5'}")
         return cls(**params)
     if rule == "none":
         raise UsageError(f"metric {cls.name} takes no cutoff" + (f" ({token!r})" if token.lower() != cls.name.lower() else ""))
@@ -141,11 +146,13 @@ def parse_metric(text: str) -> Metric:
 def _tokens(spec: str) -> list[str]:
     """Split on blanks, commas and semicolons outside parentheses; ``P.5,10`` becomes ``P.5 P.10``.
 
-    A measure-set name (``trec_eval``: trec_eval's default measures,
-    ``all_trec``: its ``-m all_trec``; each restricted to what evalkit has)
-    stands for its measures.
+    A measure-set name (trec_eval's nicknames: ``official`` or ``trec_eval``,
+    ``all_trec``, ``set``, ``qrels_jg``) stands for its measures, a family
+    only trec_eval has (``ndcg_cut``, ``map_cut``, ``iprec_at_recall``,
+    ``unj``, ``Rprec_mult``) for its default cutoffs, and trec_eval's
+    parameter text (``ndcg.1=3,2=9``) stays whole.
     """
-    spec = _SET_NAME.sub(lambda m: MEASURE_SETS[m.group(1).lower()], spec)
+    spec = dotted_specs(expand_sets(spec), {name: cls.spec_kind for name, cls in _REGISTRY.items() if cls.spec_kind})
     spec = _TREC_LIST.sub(lambda m: " ".join(f"{m.group('base')}.{k}" for k in m.group("list").split(",")), spec)
     tokens, current, depth = [], "", 0
     for char in spec:

@@ -20,6 +20,7 @@ class Precision(Metric):
     name = "P"
     aliases = ("p", "precision")
     set_aliases = ("set_p", "setp")
+    cutoff_aliases = ("p_avgjg",)
     trec = ("set_P", "P_")
 
     def per_query(self, judged: Judged) -> np.ndarray:

@@ -44,6 +44,13 @@ class TaskScore:
             lines.append(f"excluded gold queries: {len(ev.excluded)} (task rule)")
         if ev.depth is not None:
             lines.append(f"depth: only the top {ev.depth} documents of each ranking count (trec_eval -M {ev.depth})")
+        if ev.judged_only:
+            lines.append("judged only: unjudged documents removed from every ranking before scoring (condensed lists, trec_eval -J)")
+        if ev.judgment_groups:
+            lines.append(f"judgment groups: each query's value is the mean over the {ev.judgment_groups} groups' judgments of it "
+                         "(trec_eval -R qrels_jg)")
+        if ev.standardized:
+            lines.append("standardised: per-query values are z-scores against the reference means and deviations (trec_eval -Z)")
         return lines + self.notes
 
 
@@ -110,19 +117,32 @@ class Task:
         allow_partial: bool = False,
         relevance_level: float = 1,
         depth: int | None = None,
+        judged_only: bool = False,
+        num_docs: int = 0,
+        zscores: Any = None,
+        groups: Any = None,
     ) -> TaskScore:
+        """Score ``run``: the official figure, then the metrics.
+
+        ``judged_only`` (trec_eval ``-J``), ``num_docs`` (``-N``), ``zscores``
+        (``-Z``: a :class:`~evalkit.zscores.ZScores`) and ``groups``
+        (``-R qrels_jg``: ``{group: Qrels}``, see :mod:`evalkit.judgment_groups`)
+        are trec_eval's evaluation options.
+        """
         chosen = self.metrics(metrics)
-        evaluation = evaluate(
-            run,
-            qrels,
-            chosen,
-            missing=missing or self.default_missing,
-            allow_partial=allow_partial,
-            relevance_level=relevance_level,
-            keep_gold=self.keep_gold(qrels),
-            depth=depth,
-        )
+        options = dict(missing=missing or self.default_missing, allow_partial=allow_partial, relevance_level=relevance_level,
+                       keep_gold=self.keep_gold(qrels), depth=depth, judged_only=judged_only, num_docs=num_docs)
+        if groups:
+            from evalkit.judgment_groups import evaluate_groups
+
+            evaluation = evaluate_groups(run, groups, chosen, **options)
+        else:
+            evaluation = evaluate(run, qrels, chosen, **options)
+        if zscores is not None:
+            from evalkit.zscores import standardized
+
+            evaluation = standardized(evaluation, zscores)
         official, value = self.official_value(evaluation)
         values = {official: value}
-        values.update({m.label: evaluation.mean(m) for m in chosen if m.label not in values})
+        values.update({m.label: evaluation.mean(m) for m in chosen if m.label not in values and not m.text})
         return TaskScore(task=self.name, official=official, values=values, evaluation=evaluation)

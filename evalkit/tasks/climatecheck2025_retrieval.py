@@ -110,9 +110,11 @@ class ClimateCheck2025Retrieval(Task):
         means[OFFICIAL] = official.subtask1_score([means["Recall@2"], means["Recall@5"], means["Recall@10"]], means["CC-Bpref"])
         return means, per_claim, claim_keys(qrels, gold)
 
-    def score(self, run: Run, qrels: Qrels, metrics=None, *, missing=None, allow_partial=False, relevance_level=1, depth=None) -> TaskScore:
+    def score(self, run: Run, qrels: Qrels, metrics=None, *, missing=None, allow_partial=False, relevance_level=1, depth=None,
+              **options) -> TaskScore:
         # the official scorer scores any subset of the claims: a partial run is warned about, not refused
-        base = super().score(run, qrels, metrics, missing=missing, allow_partial=True, relevance_level=relevance_level, depth=depth)
+        base = super().score(run, qrels, metrics, missing=missing, allow_partial=True, relevance_level=relevance_level, depth=depth,
+                             **options)
         means, per_claim, keys = self.official_figures(run, qrels)
         notes = official_notes(base.missing, depth)
         ev = base.evaluation

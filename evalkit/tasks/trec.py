@@ -10,7 +10,7 @@ from evalkit.tasks.base import Task
 
 @register
 class TrecTask(Task):
-    """Official score: the first metric asked for (default nDCG@10), trec_eval semantics."""
+    """Official score: the first number asked for (default nDCG@10), trec_eval semantics."""
 
     name = "trec"
     description = "any metrics over TREC or BEIR qrels and runs (trec_eval semantics)"
@@ -29,5 +29,5 @@ class TrecTask(Task):
         return self.metrics()[:1]
 
     def official_value(self, evaluation):
-        metric = evaluation.metrics[0]
+        metric = next((m for m in evaluation.metrics if not m.text), evaluation.metrics[0])  # runid, relstring are text
         return metric.label, evaluation.mean(metric)

@@ -1,0 +1,141 @@
+"""trec_eval's ``-m`` language: measure families, their default parameters, nicknames and print order.
+
+trec_eval reads ``-m name`` or ``-m name.params``: a family with cutoffs
+(``P.5,10``), with parameter text (``ndcg.1=3,2=9``, ``utility.1,-1,0,0``),
+or a nickname for a set of measures (``official``, ``all_trec``, ``set``,
+``qrels_jg``). A bare family name means its default parameters (``P`` is
+``P.5,10,15,20,30,100,200,500,1000``). It prints measures in one fixed order
+(that of its ``measures.c``), whatever order ``-m`` gave them in, and each
+family's cutoffs ascending. These tables are that language; :mod:`evalkit.metrics.parse`
+turns the text into metrics.
+"""
+from __future__ import annotations
+
+import re
+
+CUTS = "5,10,15,20,30,100,200,500,1000"
+LEVELS = ",".join(f"{i / 10:.2f}" for i in range(11))
+R_MULTIPLES = "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0"
+
+# trec_eval 10's measures in its print order (measures.c), the preference measures left out
+ORDER = (
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring recall "
+    "infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P "
+    "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret map_avgjg P_avgjg Rprec_mult_avgjg "
+    "yaap rbp rbp_resid unj"
+).split()
+
+# a bare family name stands for these parameters (trec_eval's defaults)
+FAMILY_DEFAULTS = {
+    "P": CUTS, "recall": CUTS, "relative_P": CUTS, "map_cut": CUTS, "ndcg_cut": CUTS, "P_avgjg": CUTS,
+    "success": "1,5,10", "unj": "5,10,20", "iprec_at_recall": LEVELS, "Rprec_mult": R_MULTIPLES,
+    "Rprec_mult_avgjg": R_MULTIPLES,
+}
+# bare names that mean something else in evalkit, ir_measures and ranx (P: precision of the whole list):
+# read as trec_eval's families only where names are read as trec_eval reads them (expand_trec_eval)
+EVALKIT_MEANING = ("P", "recall", "relative_P", "success")
+
+_NICKNAMES = {
+    "official": "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P",
+    "all_trec": "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
+    "recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut "
+    "ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret",
+    "set": "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F",
+    "qrels_jg": "runid num_q map_avgjg P_avgjg Rprec_mult_avgjg",
+}
+
+
+def _explicit(names: str) -> str:
+    return " ".join(f"{name}.{FAMILY_DEFAULTS[name]}" if name in FAMILY_DEFAULTS else name for name in names.split())
+
+
+# each nickname as evalkit reads it; "trec_eval" is evalkit's older name for "official"
+MEASURE_SETS = {name: _explicit(names) for name, names in _NICKNAMES.items()}
+MEASURE_SETS["trec_eval"] = MEASURE_SETS["official"]
+
+_SET_NAME = re.compile(r"(?<![\w.@-])(" + "|".join(MEASURE_SETS) + r")(?![\w.@(-])", re.I)
+_ALWAYS = [name for name in FAMILY_DEFAULTS if name not in EVALKIT_MEANING]
+_BARE_FAMILY = re.compile(r"(?<![\w.@(-])(" + "|".join(_ALWAYS) + r")(?![\w.@(-])", re.I)
+
+
+def expand_sets(spec: str) -> str:
+    """Nicknames (``all_trec``) to their measures; bare families that only trec_eval has (``ndcg_cut``) to their defaults."""
+    spec = _SET_NAME.sub(lambda m: MEASURE_SETS[m.group(1).lower()], spec)
+    return _BARE_FAMILY.sub(lambda m: f"{m.group(1)}.{FAMILY_DEFAULTS[next(n for n in _ALWAYS if n.lower() == m.group(1).lower())]}",
+                            spec)
+
+
+def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Measure names read as trec_eval reads its ``-m`` arguments.
+
+    Bare ``P``, ``recall``, ``relative_P`` and ``success`` are trec_eval's
+    families (elsewhere they keep the meaning they have in evalkit,
+    ir_measures and ranx: P, Recall, RelP, Success of the whole list), and
+    a family's parameters are those of its first ``name.params`` argument,
+    whether the family is named alone or through a nickname: ``-m all_trec
+    -m relstring.20`` prints ``relstring_20`` only, ``-m P.5 -m P.10`` only
+    ``P_5``, as trec_eval does.
+    """
+    tokens = [token for part in ([spec] if isinstance(spec, str) else list(spec)) for token in part.split()]
+    given: dict[str, str] = {}
+    for token in tokens:
+        name, dot, params = token.partition(".")
+        if dot and name in ORDER and name not in given:
+            given[name] = params
+    out: list[str] = []
+    for token in tokens:
+        names = _NICKNAMES[token].split() if token in _NICKNAMES else _NICKNAMES["official"].split() if token == "trec_eval" \
+            else [token.partition(".")[0]] if token.partition(".")[0] in ORDER else [token]
+        for name in names:
+            if name in given:
+                name = f"{name}.{given[name]}"
+            elif name in FAMILY_DEFAULTS:
+                name = f"{name}.{FAMILY_DEFAULTS[name]}"
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def dotted_specs(spec: str, names: dict[str, str]) -> str:
+    """``ndcg.1=3,2=9`` to ``ndcg(1=3,2=9)`` for measures that take parameter text (``names``: name -> spec kind).
+
+    trec_eval's parameter text has commas, which evalkit's lists split on;
+    parentheses keep it whole. Pair measures (``ndcg``) take it only when it
+    has an ``=`` (``ndcg.10`` stays evalkit's nDCG@10).
+    """
+    if not names:
+        return spec
+    pattern = re.compile(r"(?<![\w.@(-])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")\.([^\s;()]+)", re.I)
+
+    def rewrite(match: re.Match) -> str:
+        name, text = match.group(1), match.group(2)
+        if names[name.lower()] == "pairs" and "=" not in text:
+            return match.group(0)
+        return f"{name}({text})"
+
+    return pattern.sub(rewrite, spec)
+
+
+def c_atol(text: str) -> int:
+    """C's ``atol``: the leading integer of ``text`` (``23.4`` -> 23, ``x`` -> 0), as trec_eval reads a cutoff."""
+    match = re.match(r"\s*([+-]?[0-9]+)", text)
+    return int(match.group(1)) if match else 0
+
+
+def c_atof(text: str) -> float:
+    """C's ``atof``: the leading number of ``text`` (``.5,`` -> 0.5, ``x`` -> 0.0), as trec_eval reads a parameter."""
+    match = re.match(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", text)
+    return float(match.group(1)) if match else 0.0
+
+
+def c_values(spec: str) -> list[float]:
+    """trec_eval's comma-separated parameter values, each read with ``atof``."""
+    return [c_atof(part) for part in spec.split(",")]
+
+
+def order_key(name: str) -> int:
+    """Where trec_eval prints a measure family (``len(ORDER)`` for names it does not have)."""
+    try:
+        return ORDER.index(name)
+    except ValueError:
+        return len(ORDER)
