@@ -21,9 +21,9 @@ LAYERS = [
                     "evalkit.options", "evalkit.labels")),
     ("data", ("evalkit.textio", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),
-    ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments")),
+    ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
     ("statistics", ("evalkit.stats", "evalkit.comparison")),
-    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.runset", "evalkit.inputs")),
+    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs")),
     ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.report", "evalkit.competition",
                   "evalkit.judging")),
     ("python api", ("evalkit.api", "evalkit.report.writer", "evalkit.fusion.api", "evalkit.judging.api")),
@@ -86,7 +86,8 @@ def layer_of(name: str) -> int | None:
     best, depth = None, -1
     for number, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > depth:
+            package_door = prefix == "evalkit"  # the package's own __init__ only, not a catch-all for new modules
+            if (name == prefix or (not package_door and name.startswith(prefix + "."))) and len(prefix) > depth:
                 best, depth = number, len(prefix)
     return best
 
