@@ -124,7 +124,7 @@ def competition_yaml(settings: BundleSettings, task, columns: list[Column], refe
     return y
 
 
-def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: list[Column], official: str) -> dict[str, bytes]:
+def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: list[Column], figures: Figures) -> dict[str, bytes]:
     import yaml
 
     from evalkit._version import __version__
@@ -150,18 +150,36 @@ def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: 
     files["logo.png"] = draw_logo(settings.title)
     files["terms.md"] = (settings.terms or pages.terms(settings)).encode()
     files["pages/overview.md"] = pages.overview(settings, task, n_queries).encode()
-    files["pages/evaluation.md"] = pages.evaluation(settings, task, columns, official).encode()
+    files["pages/evaluation.md"] = pages.evaluation(settings, task, columns, figures.official, figures.refuses_partial).encode()
     files["pages/submission_format.md"] = pages.submission_format(settings, task).encode()
     return files
 
 
-def figures_of(task, qrels, settings: BundleSettings) -> tuple[list[str], str]:
-    """(the labels of the figures the task reports, official first; the official label), from a perfect run."""
-    from evalkit.api import score
+@dataclass(frozen=True)
+class Figures:
+    """What the task reports, found by scoring runs built from the gold: labels (official first), whether a run
+    missing most queries is refused as a wrong split."""
 
-    result = score(gold_run(qrels, task.labels_required), qrels, task=task.name, missing=settings.missing,
-                   relevance_level=settings.relevance_level, depth=settings.depth, allow_partial=True)
-    return list(result.means), result.official_name
+    labels: list[str]
+    official: str
+    refuses_partial: bool
+
+
+def figures_of(task, qrels, settings: BundleSettings) -> Figures:
+    from evalkit.api import score
+    from evalkit.errors import PartialRunError
+
+    options = dict(task=task.name, missing=settings.missing, relevance_level=settings.relevance_level, depth=settings.depth)
+    perfect = gold_run(qrels, task.labels_required)
+    result = score(perfect, qrels, allow_partial=True, **options)
+    half = [str(q) for q in qrels.query_ids[: len(qrels.query_ids) // 2].tolist()]
+    refuses = False
+    if half:
+        try:
+            score(perfect.restrict(half), qrels, allow_partial=settings.allow_partial, **options)
+        except PartialRunError:
+            refuses = True
+    return Figures(list(result.means), result.official_name, refuses)
 
 
 def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, columns: list[Column]) -> dict[str, dict[str, float]]:
@@ -208,9 +226,9 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
     check_outputs([target, sidecar_of(target)], force, inputs=[p.gold for p in settings.phases])
     task = get_task(settings.task)
     qrels_by_phase = {p.name: read_gold(task, p.gold) for p in settings.phases}
-    labels, official = figures_of(task, qrels_by_phase[settings.phases[0].name], settings)
-    columns = columns_for(task, labels, settings.precision)
-    files = bundle_files(settings, task, qrels_by_phase, columns, official)
+    figures = figures_of(task, qrels_by_phase[settings.phases[0].name], settings)
+    columns = columns_for(task, figures.labels, settings.precision)
+    files = bundle_files(settings, task, qrels_by_phase, columns, figures)
     options = {k: v for k, v in asdict(settings).items() if k not in ("phases", "terms")}
     options["phases"] = [{**asdict(p), "start": p.start_text, "end": p.end_text} for p in settings.phases]
     manifest = build_manifest(task.name, [input_entry(f"gold:{p.name}", qrels_by_phase[p.name]) for p in settings.phases], options,

@@ -34,6 +34,7 @@ FIGURE_DEFINITIONS = {
     cc2.PRECISION: "precision of the predicted labels, weighted average over the gold labels (the same rows as F1)",
     cc2.RECALL: "recall of the predicted labels, weighted average over the gold labels (the same rows as F1)",
     cc2.ACCURACY: "share of those rows whose label equals the gold label (lower-cased)",
+    cc1.OFFICIAL: cc1.ClimateCheck2025Retrieval.official_definition,
 }
 LOWER_IS_BETTER = ("Unjudged",)  # figures whose smaller values are better (ascending columns)
 _SLUG = re.compile(r"[^A-Za-z0-9@.+-]+")

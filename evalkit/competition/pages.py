@@ -41,7 +41,7 @@ def overview(settings, task, n_queries: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
-def evaluation(settings, task, columns: Sequence[Column], official_label: str) -> str:
+def evaluation(settings, task, columns: Sequence[Column], official_label: str, refuses_partial: bool) -> str:
     from evalkit.evaluation import MISSING_POLICIES, PARTIAL_THRESHOLD
     from evalkit.ranking import RANKING_RULE
 
@@ -56,11 +56,11 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str) -
               "## How a submission is scored", "",
               f"- **Ranking rule:** {RANKING_RULE}.",
               f"- **Missing queries:** {MISSING_POLICIES[missing]} (`--missing {missing}`).",
-              "- **Wrong split:** " + ("a submission missing more than "
-                                        f"{PARTIAL_THRESHOLD:.0%} of the phase's queries is scored anyway (partial runs allowed)."
-                                        if settings.allow_partial else
-                                        f"a submission missing more than {PARTIAL_THRESHOLD:.0%} of the phase's queries is refused "
-                                        "as a probable wrong split (scored files of another phase cost you a submission, not a zero)."),
+              "- **Wrong split:** " + (f"a submission missing more than {PARTIAL_THRESHOLD:.0%} of the phase's queries is refused "
+                                        "as a probable wrong split (a file of another phase costs a submission, not a zero)."
+                                        if refuses_partial else
+                                        "a submission answering only some of the phase's queries is scored; the others count "
+                                        "as the missing-query rule says."),
               "- **Queries not in this phase** are counted and ignored.",
               "- **An undefined figure** (e.g. no label column where the score needs labels) fails the submission with "
               "a message; it never reaches the leaderboard as a number.",
@@ -76,13 +76,14 @@ def submission_format(settings, task) -> str:
     depth = task.submission_depth
     lines = ["# Submission format", ""]
     if fmt is not None:
-        lines += [f"Upload a **zip** holding one file, `{fmt.member}`: {fmt.description}.", ""]
+        lines += [f"Upload a **zip** holding one file, `{fmt.member}` ({fmt.description}).", ""]
         if depth:
-            lines += [f"- {depth} documents per query are scored (extra ones are read; the official score uses the top {depth}).",]
+            lines += [f"- {depth} documents per query, best first: the official file's depth, which `evalkit validate` checks.",]
         if task.labels_required:
             lines += ["- Every row carries a label (`Supports`, `Refutes` or `Not Enough Information`)."]
         lines += [f"- Name the file `{fmt.member}`; a zip holding one folder with the file inside is found too.",
-                  "- One file only: other files make the submission ambiguous and it fails with a message.", "",
+                  f"- Other files are ignored when one file is named `{fmt.member}`; otherwise a zip holding several files "
+                  "fails with a message naming them.", "",
                   "Write and check the file with evalkit before you upload it:", "", "```bash",
                   f"evalkit submit run.trec --task {task.name} --out submission.zip   # from any run format evalkit reads",
                   f"evalkit validate submission.zip --task {task.name} --gold GOLD_OF_A_PUBLIC_SPLIT", "```", ""]

@@ -134,6 +134,10 @@ def prediction_step(submission: str, root: Path) -> Path:
         raise Failed(f"Bad or empty zip file (the worker's words; {exc.one_line()})") from None
     staged = root / "prediction" / "program"
     try:
+        if not upload.files and not upload.folders:
+            # extractall of an empty zip creates nothing: no program folder, no output folder, and the worker's
+            # push_output cannot write output/metadata
+            raise Failed("the upload is an empty zip: the prediction step fails (the worker's words: Metadata file not found)")
         extract(upload, staged)
     except EvalkitError as exc:
         raise Failed(f"the upload cannot be extracted: {exc.one_line()}") from None
