@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.errors import EvalkitError, InputError, UsageError
+from evalkit.errors import EvalkitError, InputError, PartialRunError, UsageError
 
 PROGRAM_CONFIG = "evalkit-scoring.json"
 REFERENCE_CONFIG = "evalkit-reference.json"
@@ -131,7 +131,7 @@ def check_figures(values: dict[str, float], columns: list[dict], undefined: str 
     for column in columns:
         label, key = column["label"], column["key"]
         if label not in values:
-            raise UsageError(f"the task reported no figure {label!r} for leaderboard column {key!r} (a task changed since the bundle?)")
+            raise SetupError(f"the task reported no figure {label!r} for leaderboard column {key!r} (a task changed since the bundle?)")
         value = values[label]
         if value is None or not math.isfinite(value):
             reason = undefined or "the figure has no value for this submission"
@@ -166,9 +166,15 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     options = config.get("options", {})
     os.chdir(res)  # every message names the file as the participant zipped it
     run = as_run(str(relative))
-    result = score(run, qrels, task=task.name, metrics=options.get("metrics"), missing=options.get("missing"),
-                   relevance_level=options.get("relevance_level", 1), depth=options.get("depth"),
-                   allow_partial=bool(options.get("allow_partial", False)))
+    settings = dict(task=task.name, metrics=options.get("metrics"), missing=options.get("missing"),
+                    relevance_level=options.get("relevance_level", 1), depth=options.get("depth"))
+    try:
+        result = score(run, qrels, allow_partial=bool(options.get("allow_partial", False)), **settings)
+    except PartialRunError:  # said for a participant: no gold path, no command-line option to pass
+        evaluation = score(run, qrels, allow_partial=True, **settings).task_score.evaluation
+        answered = evaluation.n_gold - len(evaluation.gold_only)
+        raise SubmissionError(f"{relative}: answers only {answered} of the {evaluation.n_gold} queries of this phase "
+                              f"({len(evaluation.run_only)} of its queries are not in this phase): a file for another phase?") from None
     undefined = result.task_score.undefined
     scores = check_figures(result.means, config["columns"], undefined)
     manifest = dict(result.manifest, competition={"title": config.get("title"), "phase": ref.get("phase"),
