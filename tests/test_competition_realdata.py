@@ -58,3 +58,22 @@ def test_cli_scores_json_equals_evalkit_score_json(tmp_path, name):
     assert done.returncode == 0, done.stderr
     printed = json.loads(run_cli("score", run, GOLD_4B["test"], "--task", "checkthat2025-4b", "-o", "json").stdout)
     assert json.loads((tmp_path / "out" / "scores.json").read_text()) == printed["metrics"]
+
+
+def test_readme_commands_run(tmp_path):
+    """The README's three commands ("Organising a shared task"), as written, from a folder beside the data."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO, SHARED
+    from test_readme import readme_block
+
+    shared_or_skip(CT4B)
+    script = readme_block("competition").replace("../shared/data", str(SHARED))
+    shell = f'evalkit() {{ "{sys.executable}" -m evalkit "$@"; }}\nset -e\n{script}\n'
+    done = subprocess.run(["bash", "-c", shell], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    assert "checkthat4b.zip: ok" in done.stdout and "0.6835" in done.stdout
+    assert json.loads((tmp_path / "scored" / "scores.json").read_text())["MRR@5"] == 0.6834716459197788
