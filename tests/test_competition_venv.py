@@ -17,6 +17,18 @@ from evalkit.competition import make_bundle, run_submission
 IMAGE_NUMPY = "numpy==1.26.4"  # what codalab/codalab-legacy:py312 installs (codalab-dockers, Dockerfiles/Dockerfile-py312)
 
 
+def image_like_python() -> str:
+    """A Python 3.12 (the image's) when this machine has one (on PATH or under pyenv), else this interpreter."""
+    from pathlib import Path
+    import shutil
+
+    candidates = [shutil.which("python3.12"), *sorted(str(p) for p in (Path.home() / ".pyenv" / "versions").glob("3.12*/bin/python3.12"))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "import venv"], capture_output=True).returncode == 0:
+            return candidate
+    return sys.executable
+
+
 @pytest.fixture(scope="module")
 def fresh_python(tmp_path_factory):
     folder = tmp_path_factory.mktemp("venv")
@@ -27,7 +39,7 @@ def fresh_python(tmp_path_factory):
     requirements.write_bytes(program.read("requirements.txt"))
     (folder / "image.txt").write_text(IMAGE_NUMPY + "\n")
     venv = folder / "env"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([image_like_python(), "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(requirements), "-c", str(folder / "image.txt")],
                                capture_output=True, text=True, timeout=600)
@@ -66,4 +78,9 @@ def test_climatecheck_program_runs_in_a_fresh_environment(fresh_python, tmp_path
     done = run_submission(str(bundle), str(write_zip(tmp_path / "cc.zip.upload", {"predictions.csv": text})), python=str(python))
     assert done.failure is None, done.stderr
     expected = evalkit.score(str(tmp_path / "predictions.csv"), str(gold), task="climatecheck2025-verification", missing=None).means
-    assert done.scores == {c.key: expected[c.label] for c in result.columns}
+    wanted = {c.key: expected[c.label] for c in result.columns}
+    theirs = subprocess.run([str(python), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True).stdout
+    if theirs.strip() == str(sys.version_info[:2]):
+        assert done.scores == wanted
+    else:  # Python 3.12 made sum() of floats compensated: the organisers' sum()/len means may differ in the last bit
+        assert done.scores == pytest.approx(wanted, rel=1e-14, abs=1e-15)
