@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION
+from evalkit.cli.common import FORCE_OPTION, scoring_options
 
 
 def _pairs(values, option: str, separator: str = "=") -> dict[str, str]:
@@ -46,15 +46,14 @@ def competition():
                    "Force_Latest_Multiple or Force_Best.")
 @click.option("--precision", type=int, default=4, show_default=True, help="Decimals shown on the leaderboard.")
 @click.option("--docker-image", default=None, help="Image the worker runs (default codalab/codalab-legacy:py312).")
-@click.option("--missing", type=click.Choice(["zero", "skip", "error"]), default=None, help="Missing queries (default: the task's, zero).")
-@click.option("--allow-partial", is_flag=True, help="Score submissions missing more than 10%% of a phase's queries (default: refuse).")
 @click.option("--max-submission-size", default="256M", show_default=True, help="Largest submission file, read or decompressed.")
 @click.option("--contact-email", default=None, help="The organisers' address, shown on the competition page.")
 @click.option("--no-self-test", is_flag=True, help="Skip scoring a submission rebuilt from each phase's gold through the bundle.")
+@scoring_options(without=("task",))
 @FORCE_OPTION
 def bundle(task, phases, out_path, title, description, starts, ends, detailed, terms, max_submissions_per_day, max_submissions,
-           execution_time_limit, submission_rule, precision, docker_image, missing, allow_partial, max_submission_size, contact_email,
-           no_self_test, force):
+           execution_time_limit, submission_rule, precision, docker_image, max_submission_size, contact_email, no_self_test, force,
+           scoring):
     """Write a Codabench v2 bundle for TASK (any task `evalkit tasks` lists).
 
     One phase (and one Codabench task) per --phase, each scored against its
@@ -66,8 +65,8 @@ def bundle(task, phases, out_path, title, description, starts, ends, detailed, t
     from evalkit.textio import parse_size
 
     pairs = [_pairs([p], "--phase", ":").popitem() for p in phases]
-    options = {"submission_rule": submission_rule, "precision": precision, "missing": missing, "allow_partial": allow_partial,
-               "max_submission_size": parse_size(max_submission_size), "contact_email": contact_email}
+    options = {"submission_rule": submission_rule, "precision": precision, "max_submission_size": parse_size(max_submission_size),
+               "contact_email": contact_email, "scoring": scoring}
     if docker_image:
         options["docker_image"] = docker_image
     result = make_bundle(task, pairs, out_path, title=title, description=description, starts=_pairs(starts, "--start"),

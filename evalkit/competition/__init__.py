@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.competition.bundle import BundleResult
+    from evalkit.options import ScoringOptions
     from evalkit.competition.lint import Problem
     from evalkit.competition.worker import WorkerRun
 
@@ -46,6 +47,7 @@ def make_bundle(
     max_submissions_per_day: int | None = None,
     max_submissions: int | None = None,
     execution_time_limit: int | None = None,
+    scoring: "ScoringOptions | None" = None,
     **options,
 ) -> "BundleResult":
     """Write a Codabench v2 bundle for ``task`` with one phase per ``(name, gold file)``, in order, to ``out``.
@@ -53,17 +55,25 @@ def make_bundle(
     ``starts`` / ``ends`` map phase names to dates (default: consecutive four-week
     phases from today, the last open-ended); ``detailed`` maps phase names to
     ``full`` (evalkit's per-query page: a public gold) or ``summary``; ``terms``
-    is a terms file. ``options`` are :class:`~evalkit.competition.settings.BundleSettings`
-    fields (``docker_image``, ``submission_rule``, ``precision``, ``missing``,
-    ``allow_partial``, ``relevance_level``, ``depth``, ``max_submission_size``,
-    ``contact_email``). ``test`` runs each phase end to end on a submission
-    rebuilt from its gold before anything is written.
+    is a terms file. ``scoring`` (or its fields as keywords: ``metrics``,
+    ``missing``, ``allow_partial``, ``relevance_level``, ``depth``...) is how
+    every submission is scored (:class:`~evalkit.options.ScoringOptions`; extra
+    ``metrics`` become extra columns). The other ``options`` are
+    :class:`~evalkit.competition.settings.BundleSettings` fields
+    (``docker_image``, ``submission_rule``, ``precision``,
+    ``max_submission_size``, ``contact_email``). ``test`` runs each phase end to
+    end on a submission rebuilt from its gold before anything is written.
     """
+    from dataclasses import fields
+
     from evalkit.competition.bundle import write_bundle
     from evalkit.competition.settings import bundle_settings, phase_settings
+    from evalkit.options import ScoringOptions
     from evalkit.tasks import get_task
 
     name = get_task(task).name
+    scoring_fields = {f.name for f in fields(ScoringOptions)} - {"task"}
+    chosen_scoring = ScoringOptions.of(scoring, task=name, **{k: options.pop(k) for k in list(options) if k in scoring_fields})
     limits = {k: v for k, v in (("max_submissions_per_day", max_submissions_per_day), ("max_submissions", max_submissions),
                                 ("execution_time_limit", execution_time_limit)) if v is not None}
     chosen = phase_settings(name, list(phases), starts=starts, ends=ends, detailed=detailed, **limits)
@@ -72,7 +82,7 @@ def make_bundle(
         from evalkit.textio import read_input_bytes
 
         terms_text = read_input_bytes(terms, 1 << 20).decode("utf-8", "replace")
-    settings = bundle_settings(name, chosen, title=title, description=description, terms=terms_text, **options)
+    settings = bundle_settings(name, chosen, title=title, description=description, terms=terms_text, scoring=chosen_scoring, **options)
     return write_bundle(settings, out, force=force, test=test)
 
 

@@ -169,14 +169,13 @@ def figures_of(task, qrels, settings: BundleSettings) -> Figures:
     from evalkit.api import score
     from evalkit.errors import PartialRunError
 
-    options = dict(task=task.name, missing=settings.missing, relevance_level=settings.relevance_level, depth=settings.depth)
     perfect = gold_run(qrels, task.labels_required)
-    result = score(perfect, qrels, allow_partial=True, **options)
+    result = score(perfect, qrels, scoring=settings.options_for(task.name, allow_partial=True))
     half = [str(q) for q in qrels.query_ids[: len(qrels.query_ids) // 2].tolist()]
     refuses = False
     if half:
         try:
-            score(perfect.restrict(half), qrels, allow_partial=settings.allow_partial, **options)
+            score(perfect.restrict(half), qrels, scoring=settings.options_for(task.name))
         except PartialRunError:
             refuses = True
     return Figures(list(result.means), result.official_name, refuses)
@@ -203,8 +202,7 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
             if done.failure:
                 raise UsageError(f"self-test of phase {phase.name}: a submission rebuilt from its gold failed: {done.failure} "
                                  f"{' '.join(done.stderr.split())[-300:]}")
-            expected = score(str(plain), qrels, task=task.name, missing=settings.missing, relevance_level=settings.relevance_level,
-                             depth=settings.depth, allow_partial=settings.allow_partial).means
+            expected = score(str(plain), qrels, scoring=settings.options_for(task.name)).means
             wanted = {c.key: expected.get(c.label) for c in columns}
             if done.scores != wanted or done.unmatched:
                 raise UsageError(f"self-test of phase {phase.name}: the scoring program wrote {done.scores}, evalkit gives {wanted}")
@@ -229,7 +227,8 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
     figures = figures_of(task, qrels_by_phase[settings.phases[0].name], settings)
     columns = columns_for(task, figures.labels, settings.precision)
     files = bundle_files(settings, task, qrels_by_phase, columns, figures)
-    options = {k: v for k, v in asdict(settings).items() if k not in ("phases", "terms")}
+    options = {k: v for k, v in asdict(settings).items() if k not in ("phases", "terms", "scoring")}
+    options["scoring"] = settings.scoring_options()
     options["phases"] = [{**asdict(p), "start": p.start_text, "end": p.end_text} for p in settings.phases]
     manifest = build_manifest(task.name, [input_entry(f"gold:{p.name}", qrels_by_phase[p.name]) for p in settings.phases], options,
                               command="competition bundle")

@@ -45,7 +45,7 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str, r
     from evalkit.evaluation import MISSING_POLICIES, PARTIAL_THRESHOLD
     from evalkit.ranking import RANKING_RULE
 
-    missing = settings.missing or task.default_missing
+    missing = settings.scoring.missing or task.default_missing
     lines = ["# Evaluation", "", f"**Official score ({columns[0].title}):** {task.official_definition}.", "",
              "## Leaderboard columns", "", "| column | key in scores.json | order | definition |", "|---|---|---|---|"]
     for column in columns:
@@ -62,6 +62,10 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str, r
                                         "a submission answering only some of the phase's queries is scored; the others count "
                                         "as the missing-query rule says."),
               "- **Queries not in this phase** are counted and ignored.",
+              *([f"- **Depth:** only the top {settings.scoring.depth} documents of each ranking count (trec_eval -M)."]
+                if settings.scoring.depth else []),
+              *([f"- **Relevant:** a grade of at least {settings.scoring.relevance_level:g} counts as relevant."]
+                if settings.scoring.relevance_level != 1 else []),
               "- **An undefined figure** (e.g. no label column where the score needs labels) fails the submission with "
               "a message; it never reaches the leaderboard as a number.",
               "- **Detailed results** (per phase): " + "; ".join(f"{p.name}: {DETAIL_TEXT[p.detailed_results]}" for p in settings.phases) + ".",

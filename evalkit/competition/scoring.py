@@ -147,6 +147,7 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     """Score ``input_dir/res`` against ``input_dir/ref`` and write scores.json and detailed_results.html."""
     from evalkit.api import as_qrels, as_run, score
     from evalkit.competition.results_page import full_page, summary_page
+    from evalkit.options import ScoringOptions
     from evalkit.textio import MAX_INPUT_ENV, atomic_write
 
     try:
@@ -155,7 +156,8 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
         if config.get("max_input_size"):
             os.environ[MAX_INPUT_ENV] = str(int(config["max_input_size"]))
         task = load_task(config, program)
-        qrels = as_qrels(str(input_dir / "ref" / ref["gold"]))
+        scoring = ScoringOptions.of(task=task.name, **config.get("options", {}))
+        qrels = as_qrels(str(input_dir / "ref" / ref["gold"]), format=scoring.gold_format)
     except EvalkitError as exc:
         raise SetupError(exc.one_line()) from None
     res = input_dir / "res"
@@ -163,15 +165,12 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
         raise SubmissionError("no submission: input/res is missing")
     fmt = task.submission_format
     relative = find_submission(res, fmt.member if fmt is not None else None)
-    options = config.get("options", {})
     os.chdir(res)  # every message names the file as the participant zipped it
-    run = as_run(str(relative))
-    settings = dict(task=task.name, metrics=options.get("metrics"), missing=options.get("missing"),
-                    relevance_level=options.get("relevance_level", 1), depth=options.get("depth"))
+    run = as_run(str(relative), format=scoring.run_format, column=scoring.column)
     try:
-        result = score(run, qrels, allow_partial=bool(options.get("allow_partial", False)), **settings)
+        result = score(run, qrels, scoring=scoring)
     except PartialRunError:  # said for a participant: no gold path, no command-line option to pass
-        evaluation = score(run, qrels, allow_partial=True, **settings).task_score.evaluation
+        evaluation = score(run, qrels, scoring=ScoringOptions.of(scoring, allow_partial=True)).task_score.evaluation
         answered = evaluation.n_gold - len(evaluation.gold_only)
         raise SubmissionError(f"{relative}: answers only {answered} of the {evaluation.n_gold} queries of this phase "
                               f"({len(evaluation.run_only)} of its queries are not in this phase): a file for another phase?") from None

@@ -11,12 +11,13 @@ four weeks, the last is open-ended.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Mapping, Sequence
 
 from evalkit.competition import codabench
 from evalkit.competition.results_page import DETAIL_MODES
 from evalkit.errors import UsageError
+from evalkit.options import ScoringOptions
 
 PUBLIC_GOLD_PHASES = ("dev", "train", "practice", "valid")  # a phase whose name holds one of these shows the full page
 DEFAULT_PHASE_DAYS = 28
@@ -87,16 +88,19 @@ class BundleSettings:
     docker_image: str = codabench.PYTHON_IMAGE
     submission_rule: str = "Force_Last"
     precision: int = 4
-    missing: str | None = None  # None: the task's default (zero)
-    allow_partial: bool = False
-    relevance_level: float = 1
-    depth: int | None = None
+    scoring: ScoringOptions = field(default_factory=ScoringOptions)  # how every submission is scored (task: the bundle's)
     max_submission_size: int = DEFAULT_MAX_SUBMISSION
     contact_email: str | None = None
 
     def scoring_options(self) -> dict:
-        return {"missing": self.missing, "allow_partial": self.allow_partial, "relevance_level": self.relevance_level,
-                "depth": self.depth, "metrics": None}
+        """The scoring options as the scoring program's configuration stores them (JSON; the task apart)."""
+        chosen = asdict(self.scoring)
+        del chosen["task"]
+        chosen["metrics"] = list(chosen["metrics"]) if chosen["metrics"] else None
+        return chosen
+
+    def options_for(self, task_name: str, **changes) -> ScoringOptions:
+        return ScoringOptions.of(self.scoring, task=task_name, **changes)
 
 
 def _date(value, what: str) -> _dt.datetime:
