@@ -21,6 +21,7 @@ R_TIME = rule("time-limit", "execution_time_limit is at most 600 s (Codabench's 
 R_KEYS = rule("scores-keys", "an evalkit scoring program writes exactly the keys of the leaderboard's columns "
                              "(a key matching no column is dropped silently; a column without a key shows n/a)")
 R_REFERENCE = rule("reference-data", "an evalkit scoring program's task has reference_data holding evalkit-reference.json and the gold it names")
+NESTED_LIMIT = 256 << 20  # a program or data zip inside the bundle, read to look inside it
 SHELL_WORDS = ("&&", "||", "|", ";", ">", ">>", "<", "2>", "2>&1", "&")
 
 
@@ -38,7 +39,7 @@ def tree_of(bundle: Bundle, reference) -> Tree | None:
         return None
     if bundle.archive.is_file(name):
         try:
-            inner = Archive.from_bytes(bundle.archive.read(name), f"{bundle.archive.label}: {name}")
+            inner = Archive.from_bytes(bundle.archive.read(name, NESTED_LIMIT), f"{bundle.archive.label}: {name}")
         except EvalkitError:
             return Tree(set(), lambda _: b"")  # not a zip: the worker extracts nothing (Bad or empty zip file)
         return Tree(set(inner.files), lambda member: inner.read(member, TEXT_LIMIT))
