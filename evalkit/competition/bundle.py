@@ -19,9 +19,11 @@ Written atomically, never over a file without ``force``, with
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
+import tempfile
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -184,8 +186,6 @@ def figures_of(task, qrels, settings: BundleSettings) -> Figures:
 def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, columns: list[Column]) -> dict[str, dict[str, float]]:
     """Each phase scored end to end by the local worker on a submission rebuilt from its gold: its scores.json must
     hold, under each column's key, exactly the figure evalkit gives in process for the same file."""
-    import tempfile
-
     from evalkit.api import score
     from evalkit.competition.worker import run_submission
 
@@ -233,18 +233,14 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
     manifest = build_manifest(task.name, [input_entry(f"gold:{p.name}", qrels_by_phase[p.name]) for p in settings.phases], options,
                               command="competition bundle")
     manifest["columns"] = [{"label": c.label, "key": c.key} for c in columns]
-    import hashlib
-
     manifest["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}
     files["evalkit-manifest.json"] = (json.dumps(manifest, indent=2) + "\n").encode()
     payload = zip_bytes(files)
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="evalkit-bundle-") as folder:
         staged = Path(folder) / target.name
         staged.write_bytes(payload)
         problems = [p for p in lint_bundle(str(staged)) if p.severity == "error"]
-        if problems:  # a bug: the writer and the linter disagree
+        if problems:  # the settings are checked before: the writer and the checker disagree
             raise UsageError(f"the bundle fails its own check: {problems[0].line()}")
         tested = self_test(staged, settings, task, qrels_by_phase, columns) if test else {}
     atomic_write(target, payload, force=force)

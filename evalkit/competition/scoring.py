@@ -46,7 +46,7 @@ class SetupError(EvalkitError):
 
 @dataclass(frozen=True)
 class ScoredSubmission:
-    """What the scoring program wrote: the scores by column key, the page, and the run's notes."""
+    """What the scoring program wrote: the scores by column key, the file it scored (relative to input/res), notes."""
 
     scores: dict[str, float]
     path: str  # the submission file, relative to input/res
@@ -199,7 +199,7 @@ def main(program: str | os.PathLike, argv: list[str] | None = None) -> int:
     input_dir, output_dir = Path(args[0]).absolute(), Path(args[1]).absolute()
     try:
         if not output_dir.is_dir():
-            raise UsageError(f"output folder {output_dir} does not exist")
+            raise SetupError(f"output folder {output_dir} does not exist")
         done = score_submission(Path(program).absolute(), input_dir, output_dir)
     except SetupError as exc:
         print(f"scoring program error (organisers: check the bundle with evalkit competition check): {exc.one_line()}", file=sys.stderr)

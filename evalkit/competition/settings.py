@@ -163,6 +163,12 @@ def phase_settings(
         if mode not in DETAIL_MODES:
             raise UsageError(f"--detailed {name}={mode}: choose {' or '.join(DETAIL_MODES)}")
         text = str(descriptions.get(name) or (preset.phases.get(name.lower(), "") if preset else "") or f"Phase {name}.")
+        if end is not None and end <= start:
+            raise UsageError(f"--end {name}: the phase ends ({end}) before it starts ({start})")
+        if result and (previous_end is None or start <= previous_end):
+            before = result[-1].name
+            raise UsageError(f"phase {before!r} must end before phase {name!r} starts (Codabench: phases follow each other): "
+                             f"give --end {before}=DATE and --start {name}=DATE after it")
         result.append(PhaseSettings(name, str(gold), start, end, text, mode, **limits))
         previous_end = end
     return tuple(result)
