@@ -304,3 +304,57 @@ def test_default_phase_is_the_one_open_now():
     assert pick_phase(competition, None, dt.datetime(2025, 3, 1))["name"] == "test"
     assert pick_phase(competition, None, dt.datetime(2024, 3, 1))["name"] == "dev"
     assert pick_phase(competition, "TEST")["name"] == "test"
+
+
+PLUGIN = '''
+from evalkit.metrics import parse_metrics
+from evalkit.tasks import Task
+
+
+class HitsAt3(Task):
+    """Participants upload TREC runs; Success@3 is official."""
+
+    name = "hits-at-3"
+    description = "a plugin task scored by Success@3"
+    official_definition = "Success@3: share of queries with a relevant document in the top 3"
+    default_metrics = "mrr@10"
+    gold_formats = ("trec-qrels",)
+
+    def official_metrics(self):
+        return parse_metrics("success@3")
+
+    def detects(self, gold_format, run=None):
+        return 0
+'''
+
+
+def test_a_plugin_task_travels_in_the_scoring_program(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    (site / "plug_task").mkdir(parents=True)
+    (site / "plug_task" / "__init__.py").write_text(PLUGIN)
+    info = site / "plug_task-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plug-task\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[evalkit.tasks]\nhits-at-3 = plug_task:HitsAt3\n")
+    qrels = trec_qrels(tmp_path / "qrels.txt")
+    (tmp_path / "run.trec").write_text(trec_run(qrels))
+    with_plugin = {**os.environ, "PYTHONPATH": str(site)}
+
+    def evalkit_cli(*args, env=None):
+        return subprocess.run([sys.executable, "-m", "evalkit", *map(str, args)], cwd=tmp_path, env=env or dict(os.environ),
+                              capture_output=True, text=True, timeout=300)
+
+    built = evalkit_cli("competition", "bundle", "hits-at-3", "--phase", f"test:{qrels}", "--out", "p.zip", env=with_plugin)
+    assert built.returncode == 0, built.stderr
+    assert "columns: Success@3, MRR@10" in built.stdout and "self-test test" in built.stdout
+    program = unzip_member(unzip(tmp_path / "p.zip")["scoring_program.zip"], "plug_task/__init__.py")
+    assert program.decode() == PLUGIN
+    write_zip(tmp_path / "up.zip", {"run.trec": trec_run(qrels)})
+    done = evalkit_cli("competition", "run", "p.zip", "up.zip", "--out", "out")  # no plugin installed: the vendored copy scores
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(evalkit_cli("score", "run.trec", qrels, "--task", "hits-at-3", "-o", "json", env=with_plugin).stdout)
+    assert json.loads((tmp_path / "out" / "scores.json").read_text()) == printed["metrics"]

@@ -33,7 +33,7 @@ import numpy as np
 from evalkit.competition import codabench, pages
 from evalkit.competition.columns import Column, columns_for
 from evalkit.competition.settings import BundleSettings
-from evalkit.errors import UsageError
+from evalkit.errors import EvalkitError, UsageError
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member dates: the same inputs give the same bytes
 
@@ -198,11 +198,15 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
             plain.write_text(text, encoding="utf-8")
             upload = Path(folder) / f"{_slug(phase.name)}.zip"
             upload.write_bytes(zip_bytes({member: text.encode("utf-8")}))
+            try:
+                expected = score(str(plain), qrels, scoring=settings.options_for(task.name)).means
+            except EvalkitError as exc:
+                raise UsageError(f"self-test of phase {phase.name}: evalkit cannot score the {task.name} submission file it "
+                                 f"writes ({exc.one_line()}); the scoring program reads what `evalkit score` reads") from None
             done = run_submission(str(path), str(upload), phase=phase.name)
             if done.failure:
                 raise UsageError(f"self-test of phase {phase.name}: a submission rebuilt from its gold failed: {done.failure} "
                                  f"{' '.join(done.stderr.split())[-300:]}")
-            expected = score(str(plain), qrels, scoring=settings.options_for(task.name)).means
             wanted = {c.key: expected.get(c.label) for c in columns}
             if done.scores != wanted or done.unmatched:
                 raise UsageError(f"self-test of phase {phase.name}: the scoring program wrote {done.scores}, evalkit gives {wanted}")
