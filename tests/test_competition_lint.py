@@ -79,6 +79,7 @@ CASES = {
     "pages": (set_in(("pages",), DELETE), "pages"),
     "page-file": (lambda files: {**files, "pages/overview.md": b""}, "pages[0].file"),
     "docker-image": (set_in(("docker_image",), "x" * 129), "docker_image"),
+    "contact-email": (set_in(("contact_email",), "organisers at example dot org"), "contact_email"),
     "tasks": (yaml_change(lambda y: y["tasks"].append("scoring_program.zip")), "tasks[2]"),
     "task-index": (yaml_change(lambda y: y["tasks"].append({**y["tasks"][0]})), "tasks[2].index"),
     "task-name": (set_in(("tasks", 0, "name"), ""), "tasks[0].name"),

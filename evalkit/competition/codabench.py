@@ -14,6 +14,7 @@ import datetime as _dt
 import decimal
 import math
 import posixpath
+import re
 from typing import Any
 
 # ---------------------------------------------------------------- the bundle (unpacker, models, serializers)
@@ -97,6 +98,14 @@ def bundle_path(reference: str) -> str | None:
     if joined == "/bundle":
         return ""
     return joined[len("/bundle/"):] if joined.startswith("/bundle/") else None
+
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+\Z")
+
+
+def is_email(value: Any) -> bool:
+    """An address Django's EmailField would take, roughly: one @, a dotted domain, no blanks, 256 characters at most."""
+    return isinstance(value, str) and len(value) <= 256 and bool(_EMAIL.match(value))
 
 
 # ---------------------------------------------------------------- dates (unpackers/utils.py get_datetime)

@@ -127,6 +127,7 @@ R_TERMS = rule("terms", "`terms` names a non-empty text file of the bundle (V2Un
 R_PAGES = rule("pages", "`pages` is a list of mappings with `title` and `file` (V2Unpacker._unpack_pages iterates it)")
 R_PAGE_FILE = rule("page-file", "each page's file exists and is not empty (V2Unpacker._unpack_pages)")
 R_DOCKER = rule("docker-image", "`docker_image` is a name of at most 128 characters (Competition.docker_image)")
+R_EMAIL = rule("contact-email", "`contact_email` is an e-mail address of at most 256 characters (Competition.contact_email, an EmailField)")
 
 _IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "png"), (b"\xff\xd8\xff", "jpeg"), (b"GIF87a", "gif"), (b"GIF89a", "gif"))
 
@@ -170,6 +171,9 @@ def top_level(bundle: Bundle) -> None:
             text = bundle.text(name, "terms", R_TERMS)
             if text == "":
                 bundle.add(R_TERMS, "terms", f"{terms!r} is empty; it must contain the terms")
+    email = y.get("contact_email")
+    if email is not None and not codabench.is_email(email):
+        bundle.add(R_EMAIL, "contact_email", f"{email!r} is not an e-mail address")
     image_name = y.get("docker_image")
     if image_name is not None and (not isinstance(image_name, str) or not image_name.strip()
                                    or len(image_name) > codabench.DOCKER_IMAGE_MAX):

@@ -183,6 +183,8 @@ def bundle_settings(task_name: str, phases: tuple[PhaseSettings, ...], *, title:
                               **options)
     if not 1 <= len(settings.title) <= codabench.COMPETITION_TITLE_MAX:
         raise UsageError(f"--title: give 1 to {codabench.COMPETITION_TITLE_MAX} characters")
+    if settings.contact_email is not None and not codabench.is_email(settings.contact_email):
+        raise UsageError(f"--contact-email {settings.contact_email!r}: not an e-mail address")
     if settings.submission_rule not in codabench.SUBMISSION_RULES:
         raise UsageError(f"--submission-rule {settings.submission_rule}: choose one of {', '.join(codabench.SUBMISSION_RULES)}")
     if not 0 <= settings.precision <= 10:
