@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -159,12 +160,9 @@ def local_command(command: str, root: Path, python: str) -> tuple[list[str], lis
         words = shlex.split(replaced)
     except ValueError as exc:
         raise Failed(f"the command {replaced!r} cannot be split into words ({exc})") from None
-    mounts = sorted(codabench.MOUNTS, key=len, reverse=True)
-    local = []
-    for word in words:
-        for mount in mounts:
-            word = word.replace(f"{codabench.CONTAINER_ROOT}/{mount}", str(root / mount))
-        local.append(word)
+    mounts = "|".join(sorted(codabench.MOUNTS, key=len, reverse=True))  # input_data before input: one pass, longest first
+    container = re.compile(rf"{re.escape(codabench.CONTAINER_ROOT)}/({mounts})(?![A-Za-z0-9_])")
+    local = [container.sub(lambda match: str(root / match.group(1)), word) for word in words]
     if local and local[0] in PYTHON_NAMES:
         local[0] = python
     return words, local
