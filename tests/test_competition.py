@@ -263,8 +263,12 @@ def test_worker_reads_scores_txt_as_yaml_and_reports_keys_matching_no_column(bun
                "s.py": WRITE.format(name="scores.txt", text=text)}
     bundle = custom_bundle(bundles["trec"][0].path, tmp_path, program)
     upload = write_zip(tmp_path / "u.zip", {"run.trec": trec_run(None)})
-    done = cli("competition", "run", bundle, upload)
+    done = cli("competition", "run", bundle, upload, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    kept = tmp_path / "u.scoring"  # the default output folder, beside where the command ran
+    assert sorted(p.name for p in kept.iterdir()) == ["scores.txt", "worker.json"]
+    worker = json.loads((kept / "worker.json").read_text())
+    assert worker["unmatched_keys"] == ["extra"] and worker["manifest"]["inputs"][1]["role"] == "submission"
     assert "scores key 'extra' matches no leaderboard column; Codabench drops it silently" in done.stderr
     row = {line.split()[-1].strip("()"): line.split()[-2] for line in done.stdout.splitlines()[1:]}
     assert row["nDCG@10"] == "0.5000" and row["MAP"] == "0.2500" and row["MRR"] == "n/a"

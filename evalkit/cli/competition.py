@@ -107,21 +107,24 @@ def check(bundle_path, show_rules):
 @click.argument("submission", type=click.Path(dir_okay=False))
 @click.option("--phase", default=None, help="Phase to submit to (default: the phase open now, else the first).")
 @click.option("--out", "out_path", default=None, type=click.Path(file_okay=False),
-              help="Folder to keep the scoring output in (scores.json, detailed_results.html, worker.json).")
+              help="Folder to keep the scoring output in: scores.json, detailed_results.html, worker.json "
+                   "(default: SUBMISSION's name + .scoring, here).")
 @click.option("--python", default=None, help="Interpreter that stands for the image's python3 (default: this one).")
 @FORCE_OPTION
 def run(bundle_path, submission, phase, out_path, python, force):
     """Score SUBMISSION (the zip a participant uploads) with BUNDLE.zip as Codabench's compute worker would.
 
     Prints the leaderboard row (exit 0), or the failure the participant would
-    see (exit 1). --out keeps the scoring output, detailed_results.html included.
+    see (exit 1), and keeps the scoring output (detailed_results.html
+    included) and worker.json (what ran, its logs, the row, a manifest).
     """
     import json
+    from pathlib import Path
 
     from evalkit.competition.worker import run_submission
 
-    if out_path:
-        _check_folder(out_path, force, [bundle_path, submission])
+    out_path = out_path or f"{Path(submission).stem}.scoring"
+    _check_folder(out_path, force, [bundle_path, submission])
     done = run_submission(bundle_path, submission, phase, python)
     for line in done.stdout.splitlines():
         click.echo(f"  | {line}", err=True)
@@ -129,10 +132,9 @@ def run(bundle_path, submission, phase, out_path, python, force):
         click.echo(f"  ! {line}", err=True)
     for key in done.unmatched:
         click.echo(f"warning: scores key {key!r} matches no leaderboard column; Codabench drops it silently", err=True)
-    if out_path:
-        files = dict(done.output, **{"worker.json": (json.dumps(done.as_json(), indent=2) + "\n").encode()})
-        _write_folder(out_path, files, force)
-        click.echo(f"wrote {out_path}/ ({', '.join(sorted(files))})", err=True)
+    files = dict(done.output, **{"worker.json": (json.dumps(done.as_json(), indent=2) + "\n").encode()})
+    _write_folder(out_path, files, force)
+    click.echo(f"wrote {out_path}/ ({', '.join(sorted(files))})", err=True)
     if done.failure:
         click.echo(f"phase {done.phase}: submission failed: {done.failure}", err=True)
         return 1

@@ -76,13 +76,14 @@ class WorkerRun:
     unmatched: list[str] = field(default_factory=list)  # scores keys matching no column
     failure: str | None = None  # the status Codabench would show (None: finished)
     output: dict[str, bytes] = field(default_factory=dict, repr=False)  # the scoring output folder's files
+    manifest: dict = field(default_factory=dict, repr=False)  # evalkit, the bundle and the upload (sha256), phase, interpreter
 
     def as_json(self) -> dict:
         return {"phase": self.phase, "tasks": self.tasks, "command": self.command, "returncode": self.returncode,
                 "elapsed_seconds": round(self.elapsed, 3), "failure": self.failure, "scores_file": self.scores_file,
                 "scores": self.scores, "unmatched_keys": self.unmatched,
                 "leaderboard_row": [{"title": c.title, "key": c.key, "value": c.value} for c in self.row],
-                "stdout": self.stdout, "stderr": self.stderr}
+                "stdout": self.stdout, "stderr": self.stderr, "manifest": self.manifest}
 
 
 class Failed(Exception):
@@ -292,6 +293,7 @@ def run_submission(bundle_path: str, submission: str, phase: str | None = None, 
     leaderboard row and the scoring output's files (``detailed_results.html``...).
     """
     from evalkit.competition.lint import lint_bundle
+    from evalkit.manifest import build_manifest, input_entry
     from evalkit.textio import check_regular
 
     check_regular(submission)
@@ -304,11 +306,14 @@ def run_submission(bundle_path: str, submission: str, phase: str | None = None, 
         chosen = pick_phase(competition, phase)
         tasks = {t["index"]: t for t in competition["tasks"]}
         result = WorkerRun(phase=str(chosen.get("name")), tasks=list(chosen["tasks"]))
+        interpreter = python or sys.executable
+        result.manifest = build_manifest(None, [input_entry("bundle", bundle_path), input_entry("submission", submission)],
+                                         {"phase": result.phase, "python": interpreter}, command="competition run")
         try:
             for index in chosen["tasks"]:
                 if "key" in tasks[index]:
                     raise Failed(f"task {index!r} is a task on the server (key); its programs are not in the bundle")
-                score_task(bundle, competition, chosen, tasks[index], submission, python or sys.executable, result)
+                score_task(bundle, competition, chosen, tasks[index], submission, interpreter, result)
             leaderboard_row(competition, result.scores, result)
         except Failed as failure:
             result.failure = str(failure)
