@@ -86,7 +86,7 @@ def submission_text(task, run) -> tuple[str, str]:
 
 
 def read_gold(task, path: str):
-    from evalkit.api import as_qrels
+    from evalkit.inputs import as_qrels
 
     qrels = as_qrels(path)
     found = qrels.source.format if qrels.source else ""
@@ -168,26 +168,27 @@ class Figures:
 
 
 def figures_of(task, qrels, settings: BundleSettings) -> Figures:
-    from evalkit.api import score
+    from evalkit.competition.scoring import score_run
     from evalkit.errors import PartialRunError
 
     perfect = gold_run(qrels, task.labels_required)
-    result = score(perfect, qrels, scoring=settings.options_for(task.name, allow_partial=True))
+    scored, _ = score_run(task, qrels, perfect, settings.options_for(task.name, allow_partial=True))
     half = [str(q) for q in qrels.query_ids[: len(qrels.query_ids) // 2].tolist()]
     refuses = False
     if half:
         try:
-            score(perfect.restrict(half), qrels, scoring=settings.options_for(task.name))
+            score_run(task, qrels, perfect.restrict(half), settings.options_for(task.name))
         except PartialRunError:
             refuses = True
-    return Figures(list(result.means), result.official_name, refuses)
+    return Figures(list(scored.score.values), scored.score.official, refuses)
 
 
 def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, columns: list[Column]) -> dict[str, dict[str, float]]:
     """Each phase scored end to end by the local worker on a submission rebuilt from its gold: its scores.json must
     hold, under each column's key, exactly the figure evalkit gives in process for the same file."""
-    from evalkit.api import score
+    from evalkit.competition.scoring import score_run
     from evalkit.competition.worker import run_submission
+    from evalkit.inputs import as_run
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="evalkit-bundle-test-") as folder:
@@ -199,7 +200,9 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
             upload = Path(folder) / f"{_slug(phase.name)}.zip"
             upload.write_bytes(zip_bytes({member: text.encode("utf-8")}))
             try:
-                expected = score(str(plain), qrels, scoring=settings.options_for(task.name)).means
+                scoring = settings.options_for(task.name)
+                run = as_run(str(plain), format=scoring.run_format, column=scoring.column)
+                expected = score_run(task, qrels, run, scoring)[0].score.values
             except EvalkitError as exc:
                 raise UsageError(f"self-test of phase {phase.name}: evalkit cannot score the {task.name} submission file it "
                                  f"writes ({exc.one_line()}); the scoring program reads what `evalkit score` reads") from None
@@ -216,7 +219,7 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
 
 def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = False, test: bool = True) -> BundleResult:
     """Write the bundle for ``settings`` to ``out`` (see the module docstring); its result and manifest."""
-    from evalkit.api import input_entry
+    from evalkit.inputs import input_entry
     from evalkit.competition.lint import lint_bundle
     from evalkit.manifest import build_manifest, write_sidecar
     from evalkit.tasks import get_task

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from evalkit.competition import codabench
-from evalkit.competition.lint import Bundle, check, is_int, mapping_items, rule
+from evalkit.competition.lint_base import Bundle, check, is_int, mapping_items, rule
 
 R_TASKS = rule("tasks", "`tasks` is a list of mappings, each with an `index` (V2Unpacker._unpack_tasks)")
 R_TASK_INDEX = rule("task-index", "task indexes are unique (V2Unpacker._unpack_tasks: Duplicate task indexes)")

@@ -8,7 +8,7 @@ from typing import Callable
 
 from evalkit.competition import codabench
 from evalkit.competition.archive import Archive
-from evalkit.competition.lint import TEXT_LIMIT, Bundle, check, is_int, mapping_items, rule
+from evalkit.competition.lint_base import TEXT_LIMIT, Bundle, check, is_int, mapping_items, rule
 from evalkit.competition.scoring import PROGRAM_CONFIG, REFERENCE_CONFIG
 from evalkit.errors import EvalkitError
 

@@ -16,37 +16,35 @@ from typing import Any, Mapping, Sequence
 DETAIL_MODES = ("full", "summary")
 
 
-def full_page(title: str, task, qrels, run, result, manifest: Mapping[str, Any]) -> str:
-    """evalkit's HTML page (:mod:`evalkit.report.html_page`) for one run."""
+def full_page(title: str, task, qrels, scored, manifest: Mapping[str, Any]) -> str:
+    """evalkit's HTML page (:mod:`evalkit.report.html_page`) for one scored run (a :class:`~evalkit.runset.ScoredRun`)."""
     from evalkit.comparison import CompareOptions
-    from evalkit.formats import display_name
     from evalkit.report.html_page import render_page
     from evalkit.report.page_data import PageInputs, board_of_runs, build_page_data
-    from evalkit.runset import ScoredRun, comparison_metric, run_notes
+    from evalkit.runset import comparison_metric
 
-    name = display_name(run.source.path) if run.source is not None else run.name
-    scored = ScoredRun(name=name, path=run.source.path if run.source else name, run=run.with_name(name), score=result.task_score,
-                       notes=run_notes(result.task_score, name))
-    metric = comparison_metric(task, result.task_score)
+    score = scored.score
+    metric = comparison_metric(task, score)
     board = board_of_runs(task.name, qrels.source.path if qrels.source else "gold", [scored], metric, "wilcoxon", CompareOptions())
-    components = [] if result.task_score.official in result.task_score.evaluation.per_query else [m.label for m in task.official_metrics()]
-    inputs = PageInputs(kind="report", title=title, board=board, qrels=qrels, baseline=name, manifest=manifest,
-                        policy=result.policy, official_components=components)
+    components = [] if score.official in score.evaluation.per_query else [m.label for m in task.official_metrics()]
+    inputs = PageInputs(kind="report", title=title, board=board, qrels=qrels, baseline=scored.name, manifest=manifest,
+                        policy=score.policy_lines(), official_components=components)
     return render_page(build_page_data(inputs), title)
 
 
-def summary_page(title: str, task, columns: Sequence[Mapping[str, Any]], result, submission: str, manifest: Mapping[str, Any]) -> str:
-    """A small self-contained page: the leaderboard figures, what they mean, the notes; nothing per query."""
+def summary_page(title: str, task, columns: Sequence[Mapping[str, Any]], score, submission: str, manifest: Mapping[str, Any]) -> str:
+    """A small self-contained page: the leaderboard figures, what they mean, the notes; nothing per query (``score``:
+    the task's :class:`~evalkit.tasks.base.TaskScore`)."""
     from evalkit.competition.columns import definition_of
 
     esc = html.escape
     rows = []
     for column in columns:
-        value = result.means[column["label"]]
+        value = score.values[column["label"]]
         rows.append(f"<tr><td>{esc(column['label'])}</td><td><code>{esc(column['key'])}</code></td>"
                     f"<td class=num>{value:.{int(column.get('precision', 4))}f}</td><td class=num>{value!r}</td>"
-                    f"<td>{esc(definition_of(task, column['label'], result.official_name))}</td></tr>")
-    notes = [*result.policy, *result.warnings]
+                    f"<td>{esc(definition_of(task, column['label'], score.official))}</td></tr>")
+    notes = [*score.policy_lines(), *score.evaluation.warnings]
     items = "".join(f"<li>{esc(note)}</li>" for note in notes)
     body = (
         f"<h1>{esc(title)}</h1>"

@@ -4,7 +4,7 @@
 ``/app/program``, ``/app/input``, ``/app/output``): the participant's files
 are in ``input/res`` (with the worker's own ``metadata`` file beside them),
 the gold and its phase settings in ``input/ref``. It scores the submission
-with :func:`evalkit.score` under the task and options the organiser fixed at
+as ``evalkit score`` does (the task's own ``score``) under the task and options the organiser fixed at
 bundle time (``evalkit-scoring.json`` in the program, never anything a
 participant's file says), then writes ``output/scores.json`` (exactly the
 leaderboard's column keys, every value finite) and
@@ -143,10 +143,26 @@ def check_figures(values: dict[str, float], columns: list[dict], undefined: str 
     return scores
 
 
+def score_run(task, qrels, run, scoring) -> tuple:
+    """(the run scored as ``evalkit score`` scores it, its manifest): the task's own ``score`` under ``scoring``."""
+    from evalkit.inputs import input_entry
+    from evalkit.manifest import build_manifest
+    from evalkit.runset import score_one
+
+    name = Path(run.source.path).name if run.source is not None else run.name
+    scored = score_one(task, qrels, run, name, scoring.metrics, scoring)
+    options = {"metrics": list(scored.score.values), "missing": scored.score.missing, "relevance_level": scoring.relevance_level,
+               "allow_partial": scoring.allow_partial}
+    if scoring.depth is not None:
+        options["depth"] = scoring.depth
+    manifest = build_manifest(task.name, [input_entry("run", run), input_entry("gold", qrels)], options, command="competition scoring")
+    return scored, manifest
+
+
 def score_submission(program: Path, input_dir: Path, output_dir: Path) -> ScoredSubmission:
     """Score ``input_dir/res`` against ``input_dir/ref`` and write scores.json and detailed_results.html."""
-    from evalkit.api import as_qrels, as_run, score
     from evalkit.competition.results_page import full_page, summary_page
+    from evalkit.inputs import as_qrels, as_run
     from evalkit.options import ScoringOptions
     from evalkit.textio import MAX_INPUT_ENV, atomic_write
 
@@ -168,26 +184,24 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     os.chdir(res)  # every message names the file as the participant zipped it
     run = as_run(str(relative), format=scoring.run_format, column=scoring.column)
     try:
-        result = score(run, qrels, scoring=scoring)
+        scored, manifest = score_run(task, qrels, run, scoring)
     except PartialRunError:  # said for a participant: no gold path, no command-line option to pass
-        evaluation = score(run, qrels, scoring=ScoringOptions.of(scoring, allow_partial=True)).task_score.evaluation
+        evaluation = score_run(task, qrels, run, ScoringOptions.of(scoring, allow_partial=True))[0].score.evaluation
         answered = evaluation.n_gold - len(evaluation.gold_only)
         raise SubmissionError(f"{relative}: answers only {answered} of the {evaluation.n_gold} queries of this phase "
                               f"({len(evaluation.run_only)} of its queries are not in this phase): a file for another phase?") from None
-    undefined = result.task_score.undefined
-    scores = check_figures(result.means, config["columns"], undefined)
-    manifest = dict(result.manifest, competition={"title": config.get("title"), "phase": ref.get("phase"),
-                                                    "columns": {c["key"]: c["label"] for c in config["columns"]}})
+    scores = check_figures(scored.score.values, config["columns"], scored.score.undefined)
+    manifest["competition"] = {"title": config.get("title"), "phase": ref.get("phase"),
+                               "columns": {c["key"]: c["label"] for c in config["columns"]}}
     title = f"{config.get('title') or task.name}: {ref.get('phase', '')} phase"
-    notes = [*result.warnings, *result.task_score.notes]
     if ref.get("detailed_results", "summary") == "full":
-        page = full_page(title, task, qrels, run, result, manifest)
+        page = full_page(title, task, qrels, scored, manifest)
     else:
-        page = summary_page(title, task, config["columns"], result, str(relative), manifest)
+        page = summary_page(title, task, config["columns"], scored.score, str(relative), manifest)
     atomic_write(output_dir / "detailed_results.html", page, force=True)
     atomic_write(output_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n", force=True)
     atomic_write(output_dir / "scores.json", json.dumps(scores, indent=2, allow_nan=False) + "\n", force=True)
-    return ScoredSubmission(scores, str(relative), notes)
+    return ScoredSubmission(scores, str(relative), [*scored.score.evaluation.warnings, *scored.score.notes])
 
 
 def main(program: str | os.PathLike, argv: list[str] | None = None) -> int:
