@@ -19,6 +19,8 @@ CORE = [
     "tqdm>=4.60",
     # regex: the re syntax with a time limit per search, so a stranger's --group-by pattern cannot hang evalkit pool/reuse
     "regex>=2022.1",
+    # evalkit competition: Codabench's competition.yaml and metadata.yaml are YAML (read with safe_load only)
+    "pyyaml>=6.0",
 ]
 SYSTEMS = [
     "torch==2.13.0",  # pinned: an unpinned torch pulls gigabytes of CUDA wheels

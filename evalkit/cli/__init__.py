@@ -39,6 +39,7 @@ COMMANDS = {
     "pool": ("evalkit.cli.pool", "pool", "Pool the top K documents of runs as a judging sheet for assessors; unique contributions."),
     "reuse": ("evalkit.cli.reuse", "reuse", "Leave-one-group-out test: would the judgments score a new run fairly?"),
     "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
+    "competition": ("evalkit.cli.competition", "competition", "Organise a shared task on Codabench: bundle, check, run a submission."),
 }
 
 
