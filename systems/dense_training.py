@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
@@ -32,8 +32,22 @@ from evalkit.errors import UsageError
 from evalkit.pipelines.engine import LOCAL, Engine
 from evalkit.systems._models.modelio import autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.systems.dense import DenseRetriever
+
+
+class DenseRetriever(Protocol):
+    """What training reads of :class:`evalkit.systems.dense.DenseRetriever` (which imports this module to fit)."""
+
+    model: Any
+    device: str
+    options: Any
+
+    def retrieve(self, corpus: Corpus, queries: Queries, k: int = 1000, use_cache: bool = True, *, engine: Engine = LOCAL) -> Run: ...
+
+    def document_texts(self, corpus: Corpus) -> list[str]: ...
+
+    def token_windows(self, texts: Any, prefix: str, chunked: bool) -> list[list[list[int]]]: ...
+
+    def features(self, sequences: Any) -> Any: ...
 
 
 def training_positives(corpus: Corpus, queries: Queries, qrels: Qrels) -> dict[str, list[str]]:

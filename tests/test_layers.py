@@ -4,8 +4,9 @@ library, and nothing imports the built-in systems except through their entry poi
 
 The one named exception to "no circle" is the registration pattern: a module importing its own package
 (``evalkit/metrics/ndcg.py`` registers itself with ``evalkit.metrics``, whose ``__init__`` imports the built-in
-metric modules), as ir_measures does. Imports under ``if TYPE_CHECKING:`` are type annotations, never run, and
-are left out. Names loaded by ``importlib.import_module`` (entry points, the lazy doors) are not arrows.
+metric modules), as ir_measures does. Imports under ``if TYPE_CHECKING:`` never run, but they are arrows
+of the drawing all the same: they count too. Names loaded by ``importlib.import_module`` (entry points, the
+lazy doors) are not arrows.
 """
 from __future__ import annotations
 
@@ -46,16 +47,13 @@ def all_modules() -> dict:
 
 
 def imports_of(path, name: str) -> set[str]:
-    """Every module ``path`` imports, at module level or inside functions (``TYPE_CHECKING`` blocks aside), resolved."""
+    """Every module ``path`` imports, at module level, inside functions or under ``TYPE_CHECKING``, resolved."""
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(nodes) -> None:
         for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-                continue
             if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):

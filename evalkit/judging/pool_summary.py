@@ -9,7 +9,7 @@ the documents a later run like it would find unjudged.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -17,8 +17,16 @@ from evalkit.data import Run
 from evalkit.judging.pool import Pool
 from evalkit.report.tables import markdown_table, printable, text_table
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.judging.api import PoolResult
+
+
+class PoolResult(Protocol):
+    """What a summary reads of :class:`evalkit.judging.api.PoolResult`."""
+
+    pool: Pool
+    seed: int
+    files: list[str | None]
+    notes: list[str]
+    manifest: dict[str, Any]
 
 COVERAGE = 0.9  # a run whose queries are less than this share of the runs' common ones (or the reverse) is noted
 

@@ -5,13 +5,22 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evalkit.errors import UsageError
 from evalkit.report.tables import markdown_table, number, printable, signed, text_table
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.judging.api import ReuseResult
+from evalkit.judging.reuse import Reuse
+
+
+class ReuseResult(Protocol):
+    """What the outputs read of :class:`evalkit.judging.api.ReuseResult`."""
+
+    reuse: Reuse
+    policy: list[str]
+    notes: list[str]
+    manifest: dict[str, Any]
+    files: list[str | None]
 
 OUTPUTS = ("table", "markdown", "json")
 METHOD = (

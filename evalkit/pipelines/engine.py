@@ -36,14 +36,24 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from evalkit.errors import UsageError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.pipelines.stages import Reranker
+
+
+class PairScorer(Protocol):
+    """What an engine needs of a pointwise reranker (:class:`evalkit.pipelines.stages.Reranker` is one)."""
+
+    name: str
+
+    def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> Sequence[float]: ...
+
+    def pair_order(self, queries: Sequence[str], texts: Sequence[str]) -> list[int]: ...
+
+    def model_batch_size(self) -> int: ...
 
 
 
@@ -142,7 +152,7 @@ class Engine:
         self.stats.count(work.method, len(work))
         return work.call(*work.columns, **work.keywords)
 
-    def score_pairs(self, system: "Reranker", queries: Sequence[str], texts: Sequence[str]) -> list[float]:
+    def score_pairs(self, system: PairScorer, queries: Sequence[str], texts: Sequence[str]) -> list[float]:
         """A reranker's scores of ``(queries[i], texts[i])``: its :meth:`score_pairs` as one :class:`Work`."""
         return list(self.run(pair_work(system, queries, texts)))
 
@@ -154,7 +164,7 @@ class Engine:
         """Release what the engine started."""
 
 
-def pair_work(system: "Reranker", queries: Sequence[str], texts: Sequence[str]) -> Work:
+def pair_work(system: PairScorer, queries: Sequence[str], texts: Sequence[str]) -> Work:
     """A pointwise reranker's :meth:`score_pairs` of ``(queries[i], texts[i])`` as one :class:`Work` (its own pair order)."""
     return Work(system.score_pairs, (list(queries), list(texts)), order=system.pair_order(queries, texts),
                 batch_size=system.model_batch_size())
@@ -223,13 +233,13 @@ class ChunkStore:
         self.written.append(key)
 
 
-def checkpoint_folder(system: "Reranker") -> Path:
+def checkpoint_folder(system: Any) -> Path:
     """``$EVALKIT_CACHE/engine/<system fingerprint>`` (default ``.evalkit-cache``, as every evalkit cache)."""
     root = Path(os.environ.get("EVALKIT_CACHE", ".evalkit-cache"))
     return root / "engine" / hashlib.sha256(system_fingerprint(system).encode("utf-8")).hexdigest()[:16]
 
 
-def system_fingerprint(system: "Reranker") -> str:
+def system_fingerprint(system: Any) -> str:
     """What makes two systems score alike: name, options, and the model state when the system says."""
     state = system.fingerprint() if hasattr(system, "fingerprint") else ""
     return json.dumps({"system": system.name, "config": system.config(), "state": state}, sort_keys=True, default=str)

@@ -15,11 +15,11 @@ Judged@k is that of the whole ranking (every condensed list is judged).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalkit.judgments import bounds, with_metric
 from evalkit.metrics import parse_metric
+from evalkit.report.leaderboard_output import JudgedColumns, RunJudgments
 from evalkit.report.page_board import composite_upper, official_components
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,23 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.leaderboard import Leaderboard
 
 DEFAULT_K = 10
-
-
-@dataclass(frozen=True)
-class RunJudgments:
-    """One run: its Judged@k, each metric's value with unjudged documents as non-relevant and as relevant."""
-
-    judged: float
-    values: dict[str, float]  # unjudged as non-relevant: the scores printed everywhere (official first), then Judged@k
-    upper: dict[str, float]  # unjudged as relevant (NaN where no bound is defined)
-    added: int  # retrieved, unjudged (query, document) pairs counted relevant in ``upper``
-
-
-@dataclass(frozen=True)
-class JudgedColumns:
-    label: str  # "Judged@10"
-    runs: dict[str, RunJudgments]
-    judged_only: bool = False  # the scores are judged-only (condensed lists): no bound applies, Judged@k is of the full lists
 
 
 def full_list_judged(entry, qrels: "Qrels", metric):

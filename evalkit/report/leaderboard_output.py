@@ -3,14 +3,31 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 from evalkit.comparison import test_description
 from evalkit.leaderboard import AdjacentTest, Leaderboard
 from evalkit.report.tables import markdown_table, number, p_value, text_table
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.report.leaderboard_judged import JudgedColumns
+
+@dataclass(frozen=True)
+class RunJudgments:
+    """One run: its Judged@k, each metric's value with unjudged documents as non-relevant and as relevant."""
+
+    judged: float
+    values: dict[str, float]  # unjudged as non-relevant: the scores printed everywhere (official first), then Judged@k
+    upper: dict[str, float]  # unjudged as relevant (NaN where no bound is defined)
+    added: int  # retrieved, unjudged (query, document) pairs counted relevant in ``upper``
+
+
+@dataclass(frozen=True)
+class JudgedColumns:
+    label: str  # "Judged@10"
+    runs: dict[str, RunJudgments]
+    judged_only: bool = False  # the scores are judged-only (condensed lists): no bound applies, Judged@k is of the full lists
+
+
 
 TIED, APART = "≈", ">"
 
