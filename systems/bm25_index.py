@@ -262,4 +262,5 @@ class Search:
         """The search of every query as one Work (blocks of one sparse product each; cheap to redo: not checkpointed)."""
         from evalkit.pipelines.engine import Work
 
-        return Work(self.hits, ([list(q) for q in query_tokens],), batch_size=QUERY_BATCH, what="queries", checkpoint=False)
+        return Work(self.hits, ([list(q) for q in query_tokens],), batch_size=QUERY_BATCH, what="queries", checkpoint=False,
+                    processes=False)

@@ -46,6 +46,10 @@ def _echo(message: str) -> None:
 @click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False), help="Also write a Markdown report of every stage (needs --gold).")
 @click.option("--engine", "engine_name", type=click.Choice(["local", "ray"]), default=None,
               help="Where rerankers' model calls run (default: the config's engine, else local). ray: pip install 'evalkit[ray]'.")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Local engine: worker processes for large model work (default 0 = one per usable core; 1 = this process only).")
+@click.option("--threads", type=click.IntRange(min=0), default=None,
+              help="Local engine: math threads per worker process (default 0 = the usable cores shared among the workers).")
 @click.option("--ray-address", default=None, help="Ray cluster to join (auto: the one started with `ray start --head`); default: a local Ray instance.")
 @click.option("--ray-actors", type=click.IntRange(min=1), default=None, help="Actors (one loaded model each) per stage (default 2).")
 @click.option("--ray-chunk-batches", type=click.IntRange(min=1), default=None, help="Model batches per Ray work unit (default 8).")
@@ -54,7 +58,7 @@ def _echo(message: str) -> None:
 @FORCE_OPTION
 def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
                 train_qrels, out_path,
-                set_pairs, k, seed, gold, submit_task, submission_path, report_path, engine_name, ray_address, ray_actors,
+                set_pairs, k, seed, gold, submit_task, submission_path, report_path, engine_name, workers, threads, ray_address, ray_actors,
                 ray_chunk_batches, ray_num_cpus, ray_num_gpus, force):
     """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
 
@@ -75,8 +79,8 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     # unknown systems, options and unreadable run files fail here, before the corpus is read
     pipeline = load_pipeline(config, set_options=set_pairs, k=k, seed=seed, input_run=input_run, input_format=input_format)
     pipeline_config = pipeline.config
-    engine_options = {"address": ray_address, "concurrency": ray_actors, "chunk_batches": ray_chunk_batches, "num_cpus": ray_num_cpus,
-                      "num_gpus": ray_num_gpus}
+    engine_options = {"workers": workers, "threads": threads, "address": ray_address, "concurrency": ray_actors,
+                      "chunk_batches": ray_chunk_batches, "num_cpus": ray_num_cpus, "num_gpus": ray_num_gpus}
     engine_choice(pipeline_config, engine_name, **engine_options)  # a bad combination is refused before any work
     out = Path(out_path)
     stem = out.name.rsplit(".", 1)[0]

@@ -268,12 +268,13 @@ def single_system_config(system: str, options: Mapping[str, Any], k: int = DEFAU
 # ----------------------------------------------------------------- engine
 ENGINES = ("local", "ray")
 ENGINE_KEYS = {"name": str, "address": str, "concurrency": int, "chunk_batches": int, "num_cpus": (int, float),
-               "num_gpus": (int, float), "checkpoint": bool}
+               "num_gpus": (int, float), "checkpoint": bool, "workers": int, "threads": int}
+LOCAL_KEYS = ("workers", "threads")  # the local engine's options; the others are Ray's
 
 
 def parse_engine(value: Any, where: str = "") -> tuple[str, EngineOptions]:
-    """A config's ``engine = "ray"`` or ``[engine]`` table (name, address, concurrency, chunk_batches,
-    num_cpus, num_gpus, checkpoint) as (name, options); wrong keys or types are one line."""
+    """A config's ``engine = "ray"`` or ``[engine]`` table (name; local: workers, threads; ray: address,
+    concurrency, chunk_batches, num_cpus, num_gpus, checkpoint) as (name, options); wrong keys or types are one line."""
     if value is None:
         return "local", EngineOptions()
     table = {"name": value} if isinstance(value, str) else value
@@ -304,8 +305,9 @@ def engine_choice(config: "PipelineConfig", name: str | None = None, **overrides
     chosen = name or configured
     if chosen not in ENGINES:
         raise UsageError(f"unknown engine {chosen!r} (choose {', '.join(ENGINES)})")
-    if given and chosen != "ray":
-        raise UsageError(f"engine options ({', '.join(sorted(given))}) need the ray engine")
+    misplaced = sorted(k for k in given if (k in LOCAL_KEYS) != (chosen == "local"))
+    if misplaced:
+        raise UsageError(f"engine options ({', '.join(misplaced)}) need the {'ray' if chosen == 'local' else 'local'} engine")
     options = dataclasses.replace(options, **given)
     options.check()
     return chosen, options

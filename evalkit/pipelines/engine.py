@@ -34,9 +34,11 @@ import hashlib
 import inspect
 import json
 import os
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -59,20 +61,25 @@ class PairScorer(Protocol):
 
 @dataclass
 class EngineOptions:
-    """How a distributed engine runs the model work (ignored by ``local``)."""
+    """How an engine runs the model work: ``workers`` and ``threads`` for ``local``, the rest for ``ray``
+    (``chunk_batches`` for both)."""
 
     address: str | None = None  # None: start a local Ray instance; "auto": join the running cluster
     concurrency: int = 2  # actors, one loaded model each
     chunk_batches: int = 8  # model batches per work unit
     num_cpus: float = 1.0  # per actor
     num_gpus: float = 0.0  # per actor
-    checkpoint: bool = True  # keep finished chunks under the cache
+    checkpoint: bool = True  # keep finished chunks under the cache (ray)
+    workers: int = 0  # local: worker processes for large model work; 0 = one per usable core, 1 = this process only
+    threads: int = 0  # local: math threads per worker process; 0 = the usable cores shared among the workers
 
     def check(self) -> None:
         if self.concurrency < 1 or self.chunk_batches < 1:
             raise UsageError("engine concurrency and chunk_batches must be positive")
         if self.num_cpus < 0 or self.num_gpus < 0:
             raise UsageError("engine num_cpus and num_gpus must not be negative")
+        if self.workers < 0 or self.threads < 0:
+            raise UsageError("engine workers and threads must not be negative (0: chosen from the usable cores)")
 
 
 @dataclass
@@ -82,6 +89,7 @@ class EngineStats:
     computed: int = 0
     pairs: int = 0  # items of every Work (pairs, sequences, documents)
     items: dict[str, int] = field(default_factory=dict)  # items per method
+    worker_cpu_seconds: float = 0.0  # CPU seconds spent in worker processes (local engine), beside this process's own
 
     def count(self, method: str, items: int) -> None:
         self.pairs += items
@@ -103,7 +111,9 @@ class Work:
     items, in input order (numbers or texts: a distributed engine sends them as
     plain arrays). ``keywords`` are passed to every call as they are (e.g. a
     progress label). ``checkpoint=False`` keeps finished units off the disk
-    (work that is cheap to redo).
+    (work that is cheap to redo); ``processes=False`` keeps the work out of
+    the local engine's worker processes (its owner costs more to copy than
+    the work saves, e.g. a BM25 index).
     """
 
     call: Callable[..., Any]
@@ -114,6 +124,7 @@ class Work:
     what: str = "pairs"
     keywords: Mapping[str, Any] = field(default_factory=dict)
     checkpoint: bool = True
+    processes: bool = True
 
     def __post_init__(self) -> None:
         if not inspect.ismethod(self.call):
@@ -251,3 +262,80 @@ def as_array(values: Any) -> np.ndarray:
     if array.dtype == object:
         raise UsageError("a model call returned results that are neither numbers nor texts of one shape")
     return array
+
+
+# ----------------------------------------------------------------- engines that run units elsewhere
+class UnitEngine(Engine):
+    """An engine that runs a :class:`Work` in units (:func:`work_units`) elsewhere and puts the results back by
+    position; finished units are checkpointed (:class:`ChunkStore`) when ``options.checkpoint``.
+
+    Subclasses say where a unit runs (:meth:`compute`): Ray actors
+    (:mod:`evalkit.pipelines.ray_engine`), worker processes on this machine
+    (:mod:`evalkit.pipelines.workers`).
+    """
+
+    options: EngineOptions
+    checkpoints = True  # False: this engine never keeps units on disk, whatever options.checkpoint says
+
+    def run(self, work: Work) -> Any:
+        system = work.owner
+        units = self.units(work)
+        store = ChunkStore(checkpoint_folder(system)) if self.checkpoints and self.options.checkpoint and work.checkpoint else None
+        fingerprint = system_fingerprint(system) if store else ""
+        results: list[np.ndarray | None] = [None] * len(units)
+        keys, todo = [], []
+        for number, unit in enumerate(units):
+            key = chunk_key(fingerprint, *unit_args(work, unit), method=work.method, keywords=work.keywords) if store else ""
+            keys.append(key)
+            done = store.load(key) if store else None
+            if done is not None and len(done) == len(unit):
+                results[number] = done
+                self.stats.from_checkpoint += 1
+            else:
+                todo.append(number)
+        self.stats.chunks += len(units)
+        self.stats.count(work.method, len(work))
+        if todo:
+            started, finished, total = time.perf_counter(), 0, sum(len(units[n]) for n in todo)
+            for number, values in self.compute(work, units, todo):
+                if len(values) != len(units[number]):
+                    raise UsageError(f"system {work.owner_name!r}: {work.method} returned {len(values)} results for "
+                                     f"{len(units[number])} {work.what}")
+                results[number] = values
+                if store:
+                    store.save(keys[number], values)
+                self.stats.computed += 1
+                finished += len(units[number])
+                rate = finished / max(time.perf_counter() - started, 1e-9)
+                print(f"\r{work.owner_name} ({work.method}) on {self.name}: {finished}/{total} {work.what}, {rate:.1f} {work.what}/s",
+                      end="", file=sys.stderr)
+            print(file=sys.stderr)
+        return assemble(units, results, len(work), work)
+
+    def units(self, work: Work) -> list[list[int]]:
+        """The work cut into units of ``options.chunk_batches`` model batches."""
+        return work_units(work, self.options.chunk_batches)
+
+    def compute(self, work: Work, units: list[list[int]], todo: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """``(unit number, results as an array)`` for every unit in ``todo``, in any order."""
+        raise NotImplementedError
+
+
+def unit_args(work: Work, unit: Sequence[int]) -> list[list[Any]]:
+    """The columns of ``work`` restricted to the items of ``unit``, in the unit's order."""
+    return [[column[i] for i in unit] for column in work.columns]
+
+
+def assemble(units: list[list[int]], results: Sequence[np.ndarray | None], n: int, work: Work) -> np.ndarray:
+    """The units' results put back in input order."""
+    first = next((r for r in results if r is not None), None)
+    if first is None:
+        return np.zeros(0)
+    out = np.empty((n, *first.shape[1:]), dtype=first.dtype if first.dtype.kind != "U" else object)
+    for unit, values in zip(units, results):
+        if values is None or values.shape[1:] != first.shape[1:]:
+            raise UsageError(f"system {work.owner_name!r}: {work.method} returned results of different shapes")
+        out[unit] = values
+    if first.dtype.kind == "U":
+        return out.astype(str) if out.ndim > 1 else out
+    return out

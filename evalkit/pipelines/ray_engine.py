@@ -14,14 +14,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
-from evalkit.pipelines.engine import ChunkStore, Engine, EngineOptions, Work, as_array, checkpoint_folder, chunk_key, system_fingerprint, work_units
+from evalkit.pipelines.engine import EngineOptions, UnitEngine, Work, as_array, unit_args
 from evalkit.errors import UsageError
 
 
@@ -52,7 +50,7 @@ class UnitActor:
         return {"unit": batch["unit"], "result": np.array(out, dtype=object)}
 
 
-class RayEngine(Engine):
+class RayEngine(UnitEngine):
     """Runs model work over ``options.concurrency`` actors, each holding one copy of the work's owner."""
 
     name = "ray"
@@ -90,36 +88,13 @@ class RayEngine(Engine):
         return {"name": "ray", "ray_version": self.ray_version, "address": o.address or "local instance", "cluster": self.resources,
                 "concurrency": o.concurrency, "chunk_batches": o.chunk_batches, "num_cpus": o.num_cpus, "num_gpus": o.num_gpus}
 
-    def run(self, work: Work) -> Any:
-        system = work.owner
-        units = work_units(work, self.options.chunk_batches)
-        store = ChunkStore(checkpoint_folder(system)) if self.options.checkpoint and work.checkpoint else None
-        fingerprint = system_fingerprint(system) if store else ""
-        results: list[np.ndarray | None] = [None] * len(units)
-        keys, todo = [], []
-        for number, unit in enumerate(units):
-            args = [[column[i] for i in unit] for column in work.columns]
-            key = chunk_key(fingerprint, *args, method=work.method, keywords=work.keywords) if store else ""
-            keys.append(key)
-            done = store.load(key) if store else None
-            if done is not None and len(done) == len(unit):
-                results[number] = done
-                self.stats.from_checkpoint += 1
-            else:
-                todo.append({"unit": number, "args": json.dumps(args, ensure_ascii=False, default=_plain)})
-        self.stats.chunks += len(units)
-        self.stats.count(work.method, len(work))
-        if todo:
-            self._compute(system, work, units, todo, keys, results, store)
-        return _assemble(units, results, len(work), work)
-
-    def _compute(self, system: Any, work: Work, units: list[list[int]], todo: list[dict[str, Any]], keys: list[str],
-                 results: list[np.ndarray | None], store: ChunkStore | None) -> None:
+    def compute(self, work: Work, units: list[list[int]], todo: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """Every unit in ``todo`` as one Ray Data row, run by an actor holding a copy of the work's owner."""
         import ray
 
-        started, finished, total = time.perf_counter(), 0, sum(len(units[t["unit"]]) for t in todo)
-        dataset = ray.data.from_items(todo, override_num_blocks=len(todo))
-        system_ref = ray.put(system)  # one copy for every actor
+        rows = [{"unit": n, "args": json.dumps(unit_args(work, units[n]), ensure_ascii=False, default=_plain)} for n in todo]
+        dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
+        system_ref = ray.put(work.owner)  # one copy for every actor
         # Ray Data's actor pools restart a dead actor and retry its unit without limit (max_restarts=-1,
         # max_task_retries=-1 are its defaults; tests/test_ray_engine.py kills one)
         done = dataset.map_batches(
@@ -128,18 +103,7 @@ class RayEngine(Engine):
             num_gpus=self.options.num_gpus or None, runtime_env=actor_environment(),
         )
         for row in done.iter_rows():
-            number, values = int(row["unit"]), from_bytes(row["result"])
-            if len(values) != len(units[number]):
-                raise UsageError(f"system {work.owner_name!r}: {work.method} returned {len(values)} results for {len(units[number])} {work.what}")
-            results[number] = values
-            if store:
-                store.save(keys[number], values)
-            self.stats.computed += 1
-            finished += len(units[number])
-            rate = finished / max(time.perf_counter() - started, 1e-9)
-            print(f"\r{work.owner_name} ({work.method}) on ray: {finished}/{total} {work.what}, {rate:.1f} {work.what}/s",
-                  end="", file=sys.stderr)
-        print(file=sys.stderr)
+            yield int(row["unit"]), from_bytes(row["result"])
 
     def close(self) -> None:
         if self._started:
@@ -162,18 +126,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"cannot send {type(value).__name__} to a Ray actor")
-
-
-def _assemble(units: list[list[int]], results: list[np.ndarray | None], n: int, work: Work) -> np.ndarray:
-    """The units' results put back in input order."""
-    first = next((r for r in results if r is not None), None)
-    if first is None:
-        return np.zeros(0)
-    out = np.empty((n, *first.shape[1:]), dtype=first.dtype if first.dtype.kind != "U" else object)
-    for unit, values in zip(units, results):
-        if values is None or values.shape[1:] != first.shape[1:]:
-            raise UsageError(f"system {work.owner_name!r}: {work.method} returned results of different shapes")
-        out[unit] = values
-    if first.dtype.kind == "U":
-        return out.astype(str) if out.ndim > 1 else out
-    return out

@@ -262,10 +262,12 @@ def run_pipeline(
 def get_engine(name: str = "local", options: "EngineOptions | None" = None) -> "Engine":
     """The engine ``name`` (``local`` or ``ray``) with ``options`` (the Ray one starts or joins Ray here)."""
     from evalkit.pipelines.config import ENGINES
-    from evalkit.pipelines.engine import Engine, EngineOptions
+    from evalkit.pipelines.engine import EngineOptions
 
     if name == "local":
-        return Engine()
+        from evalkit.pipelines.workers import LocalEngine
+
+        return LocalEngine(options)
     if name != "ray":
         raise UsageError(f"unknown engine {name!r} (choose {', '.join(ENGINES)})")
     try:
