@@ -107,8 +107,10 @@ options = {{ model = "{nli}", label_map = ["0=Supports", "1=Refutes", "2=Not Eno
     assert "all-kinds.rankgpt" in (tmp_path / "all.md").read_text() or "run.rankgpt" in (tmp_path / "all.md").read_text()
     seconds = manifest["options"]["stage_seconds"]  # where the time went: fits, training-query runs, runs
     assert {"fit dense", "fit ce", "run rankgpt", "run labels"} <= set(seconds) and all(v >= 0 for v in seconds.values())
+    cpu = manifest["options"]["stage_cpu_seconds"]  # what it cost: CPU seconds of every process doing the work
+    assert set(cpu) == set(seconds) and cpu["fit dense"] > 0 and manifest["options"]["command_seconds"] >= sum(seconds.values())
     assert "## Time per stage" in (tmp_path / "all.md").read_text() and "| fit ce |" in (tmp_path / "all.md").read_text()
-    assert "time per stage: " in err
+    assert "time per stage (wall / CPU): " in err
 
 
 def test_cli_reranks_a_run_file_with_one_system(tmp_path):

@@ -44,6 +44,8 @@ def _echo(message: str) -> None:
 @click.option("--submit", "submit_task", default=None, metavar="TASK", help="Also write the official submission of TASK (validated).")
 @click.option("--submission", "submission_path", default=None, type=click.Path(dir_okay=False), help="Submission file (default submissions/OUT-STEM.zip).")
 @click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False), help="Also write a Markdown report of every stage (needs --gold).")
+@click.option("--compare-timings", "timings_baseline", default=None, type=click.Path(dir_okay=False),
+              help="The manifest of an earlier run (OUT.manifest.json): the report's time per stage shows both, with ratios.")
 @click.option("--engine", "engine_name", type=click.Choice(["local", "ray"]), default=None,
               help="Where rerankers' model calls run (default: the config's engine, else local). ray: pip install 'evalkit[ray]'.")
 @click.option("--workers", type=click.IntRange(min=0), default=None,
@@ -58,7 +60,7 @@ def _echo(message: str) -> None:
 @FORCE_OPTION
 def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
                 train_qrels, out_path,
-                set_pairs, k, seed, gold, submit_task, submission_path, report_path, engine_name, workers, threads, ray_address, ray_actors,
+                set_pairs, k, seed, gold, submit_task, submission_path, report_path, timings_baseline, engine_name, workers, threads, ray_address, ray_actors,
                 ray_chunk_batches, ray_num_cpus, ray_num_gpus, force):
     """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
 
@@ -76,6 +78,13 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     check_training_pair(train_queries, train_qrels)
     if report_path and not gold:
         raise UsageError("--report needs --gold")
+    if timings_baseline and not report_path:
+        raise UsageError("--compare-timings goes with --report")
+    baseline_timings = None
+    if timings_baseline:
+        from evalkit.report.timings import StageTimings
+
+        baseline_timings = StageTimings.from_manifest(timings_baseline)
     # unknown systems, options and unreadable run files fail here, before the corpus is read
     pipeline = load_pipeline(config, set_options=set_pairs, k=k, seed=seed, input_run=input_run, input_format=input_format)
     pipeline_config = pipeline.config
@@ -96,7 +105,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     check_outputs(
         [*(report_figures(report_path) if report_path else []), out, sidecar_of(out), out.with_name(out.name + ".labels.tsv"), *stage_paths.values(),
          submission_target, submission_target and sidecar_of(submission_target), report_path],
-        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run],
+        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run, timings_baseline],
     )
     the_gold = None
     if gold:
@@ -113,12 +122,13 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
 
         written = write_submission(result.run, submit_task, submission_target, gold, force, command="run")
         _echo(f"wrote {written} ({submit_task} submission, validated)")
-    _echo("time per stage: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in result.timings.items()))
+    _echo("time per stage (wall / CPU): " + ", ".join(f"{step} {seconds:.1f} s / {result.cpu_timings.get(step, 0.0):.1f} s"
+                                                       for step, seconds in result.timings.items()))
     for path in result.save(out, force=force, task=submit_task):
         _echo(f"wrote {path}" + (f" ({len(result.run.query_ids)} queries)" if path == out else ""))
     stage_runs = [_write_stage(result.stages[name], f"{stem}.{name}", path, force) for name, path in stage_paths.items()]
     if the_gold is not None:
-        _score_and_report(result, the_gold, stage_runs, report_path, force)
+        _score_and_report(result, the_gold, stage_runs, report_path, force, baseline_timings)
 
 
 def _write_stage(run, name: str, path: Path, force: bool):
@@ -135,7 +145,7 @@ def _write_stage(run, name: str, path: Path, force: bool):
     return replace(run.with_name(name), source=Source(str(path), "trec-run", hashlib.sha256(text.encode("utf-8")).hexdigest()))
 
 
-def _score_and_report(result, gold, stage_runs: list, report_path: str | None, force: bool) -> None:
+def _score_and_report(result, gold, stage_runs: list, report_path: str | None, force: bool, baseline_timings=None) -> None:
     """Score the pipeline's run in memory, then report on every stage's run (as held in memory, named as their files)."""
     from evalkit import render
     from evalkit.api import score as score_run
@@ -146,7 +156,7 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, f
         warn(message)
     click.echo(render.RENDERERS["table"](scored.task_score))
     if report_path:
-        written = result.write_report(gold, report_path, stage_runs=stage_runs, force=force)
+        written = result.write_report(gold, report_path, stage_runs=stage_runs, force=force, baseline_timings=baseline_timings)
         click.echo(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})", err=True)
 
 

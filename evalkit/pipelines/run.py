@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.pipelines.config import PipelineConfig
     from evalkit.inputs import QrelsLike
     from evalkit.pipelines.engine import Engine, EngineOptions
+    from evalkit.report.timings import StageTimings
     from evalkit.report.writer import ReportResult
 
 Progress = Callable[[str], None]
@@ -156,22 +158,28 @@ class PipelineResult:
     config: "PipelineConfig"
     inputs: list[dict[str, Any]] = field(repr=False)
     engine: dict[str, Any] = field(repr=False)
+    cpu_timings: dict[str, float] = field(default_factory=dict)  # CPU seconds per step (this process, children, engine workers)
+    wall_seconds: float | None = None  # the whole pipeline: reading the inputs, fitting, every stage
 
     def manifest(self, task: str | None = None, command: str = "run") -> dict[str, Any]:
         from evalkit.manifest import build_manifest
 
         options = {"config": self.config.as_dict(), "config_file": self.config.path, "versions": versions(),
-                   "engine": self.engine, "stage_seconds": self.timings}
+                   "engine": self.engine, "stage_seconds": self.timings, "stage_cpu_seconds": self.cpu_timings,
+                   "command_seconds": self.wall_seconds}
         return build_manifest(task, self.inputs, options, seed=self.config.seed, command=command)
 
     def write_report(self, gold: "QrelsLike", out: str | os.PathLike, *, stage_runs: "Sequence[Run] | None" = None,
-                     force: bool = False) -> "ReportResult":
+                     force: bool = False, baseline_timings: "StageTimings | None" = None) -> "ReportResult":
         """The Markdown report on every stage's run against ``gold`` (``stage_runs``: the stages as named and
-        sourced for the report, default as held), ending with the wall seconds per step."""
-        from evalkit.report.writer import prepare_report, save_markdown, timing_section
+        sourced for the report, default as held), ending with the wall and CPU seconds per step and of the whole
+        pipeline (``baseline_timings``: an earlier run's, side by side)."""
+        from evalkit.report.timings import StageTimings, timing_section
+        from evalkit.report.writer import prepare_report, save_markdown
 
         prepared = prepare_report(gold, list(stage_runs) if stage_runs is not None else list(self.stages.values()))
-        return save_markdown(prepared, out, force=force, appendix=timing_section(self.timings, f"engine {self.engine.get('name', '?')}"))
+        this = StageTimings(self.timings, self.cpu_timings, self.wall_seconds, self.engine)
+        return save_markdown(prepared, out, force=force, appendix=timing_section(this, baseline_timings))
 
     def save(self, out: str | os.PathLike, *, force: bool = False, task: str | None = None, command: str = "run") -> list[Path]:
         """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""
@@ -226,6 +234,7 @@ def run_pipeline(
     from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.runner import Pipeline
 
+    started = time.perf_counter()
     check_training_pair(train_queries, train_qrels)
     pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, seed=seed)
     if isinstance(engine, tuple):
@@ -256,7 +265,8 @@ def run_pipeline(
     inputs += [input_entry(f"run:{name}", run.source) for name, run in pipeline.file_runs.items()]
     the_config = pipeline.config
     return PipelineResult(run=runs[the_config.output_stage].with_name(the_config.name), stages=runs, timings=dict(pipeline.timings),
-                          config=the_config, inputs=inputs, engine=described)
+                          config=the_config, inputs=inputs, engine=described, cpu_timings=dict(pipeline.cpu_timings),
+                          wall_seconds=round(time.perf_counter() - started, 3))
 
 
 def get_engine(name: str = "local", options: "EngineOptions | None" = None) -> "Engine":

@@ -28,6 +28,7 @@ class Pipeline:
         """``format_options`` names, per run-file stage, the option that forces its format (for errors;
         default ``format = ...`` in that stage)."""
         self.timings: dict[str, float] = {}  # wall seconds per step, in order ("fit dense", "run ce", ...)
+        self.cpu_timings: dict[str, float] = {}  # CPU seconds (user + system) per step: this process, its children, the engine's workers
         from evalkit.fusion import get_method
         from evalkit.pipelines.registry import get_system_class
 
@@ -83,13 +84,15 @@ class Pipeline:
         return run.with_name(spec.name)
 
     @contextlib.contextmanager
-    def _timed(self, step: str) -> Iterator[None]:
-        """Wall seconds of ``step`` into :attr:`timings` (fit, runs on the training queries, runs)."""
-        start = time.perf_counter()
+    def _timed(self, step: str, engine: Engine) -> Iterator[None]:
+        """Wall seconds of ``step`` into :attr:`timings`, CPU seconds into :attr:`cpu_timings` (fit, runs on the
+        training queries, runs)."""
+        start, cpu = time.perf_counter(), cpu_seconds(engine)
         try:
             yield
         finally:
             self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
+            self.cpu_timings[step] = round(self.cpu_timings.get(step, 0.0) + cpu_seconds(engine) - cpu, 3)
 
     def fit(self, corpus: Corpus, queries: Queries, qrels: Qrels, progress: Progress | None = None, *, engine: Engine = LOCAL) -> None:
         """Fit every learnable stage in order on the training queries (earlier stages run on them first); model work on ``engine``."""
@@ -110,14 +113,14 @@ class Pipeline:
                 first_stage = runs.get(source) if source and self.systems[spec.name].kind != "retriever" else None
                 if first_stage is not None and len(first_stage.query_ids) == 0:
                     first_stage = None  # a run file without the training queries: the system mines its own candidates
-                with self._timed(f"fit {spec.name}"):
+                with self._timed(f"fit {spec.name}", engine):
                     call_stage(self.systems[spec.name].fit, corpus, queries, qrels, first_stage=first_stage, engine=engine)
                     if spec.save:
                         self.systems[spec.name].save(spec.save)
             if spec.name in needed:
                 if progress:
                     progress(f"running {spec.name} on the training queries")
-                with self._timed(f"{spec.name} on the training queries"):
+                with self._timed(f"{spec.name} on the training queries", engine):
                     runs[spec.name] = self._stage(spec, corpus, queries, runs, engine)
 
     def _fit_input_of(self, spec: StageSpec) -> str | None:
@@ -151,11 +154,19 @@ class Pipeline:
                 what = f"fuse {', '.join(spec.fuse or [])} ({spec.method})" if spec.is_fusion else spec.system or f"run file {spec.run}"
                 progress(f"stage {spec.name}: {what}")
             seed_everything(self.config.seed)
-            with self._timed(f"run {spec.name}"):
+            with self._timed(f"run {spec.name}", engine):
                 runs[spec.name] = self._stage(spec, corpus, queries, runs, engine)
             if spec.is_file and progress and len(runs[spec.name].query_ids) < len(queries):
                 progress(f"stage {spec.name}: {len(queries) - len(runs[spec.name].query_ids)} of {len(queries)} queries are not in {spec.run}")
         return runs
+
+
+def cpu_seconds(engine: Engine) -> float:
+    """CPU seconds (user + system) so far of this process, its finished children and ``engine``'s worker processes."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + engine.stats.worker_cpu_seconds
 
 
 def judged_queries(queries: Queries, qrels: Qrels, label: str, qrels_label: str) -> Queries:

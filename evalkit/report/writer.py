@@ -127,14 +127,6 @@ def prepare_report(
     return PreparedReport(task=the_task, qrels=qrels, scored=scored, options=options, manifest=manifest)
 
 
-def timing_section(timings: Mapping[str, float], where: str) -> str:
-    """The report's closing section: wall seconds per step of the command that made the runs (``where``: e.g. the engine)."""
-    rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in timings.items())
-    total = sum(timings.values())
-    return (f"\n## Time per stage\n\nWall seconds of `evalkit run` ({where}).\n\n"
-            f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
-
-
 def save_markdown(prepared: PreparedReport, out: str | Path, *, force: bool = False, appendix: str = "") -> ReportResult:
     """Build the Markdown report of ``prepared`` and write it, its figures beside it (atomically); ``appendix`` ends it."""
     from evalkit.report.document import build_report
