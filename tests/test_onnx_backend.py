@@ -166,3 +166,30 @@ def test_cli_refuses_bad_backend_in_one_line(cli, tmp_path):
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "precision='bf16' with backend=onnx" in lines[0]
+
+
+def test_graph_is_fused_and_int8_keeps_the_head_fp32(cross, cache):
+    import json
+
+    import onnx
+
+    queries, docs = pairs()
+    load_system("cross-encoder", model=cross, backend="onnx", precision="int8", **CE).score_pairs(queries, docs)
+    entry = next((cache / "onnx").iterdir())
+    fp32_ops = {n.op_type for n in onnx.load(str(entry / "model.onnx")).graph.node}
+    assert {"Attention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= fp32_ops  # eager export, fused
+    int8 = onnx.load(str(entry / "model.int8.onnx")).graph.node
+    assert any(n.op_type == "QAttention" for n in int8) and any(n.op_type == "MatMulInteger" for n in int8)
+    head = [n for n in int8 if "classifier" in n.name]
+    assert head and all(n.op_type in ("MatMul", "Add") for n in head)  # the classification head stays fp32
+    settings = json.loads((entry / "int8.json").read_text())
+    assert settings["reduce_range"] == (not onnx_backend.has_vnni()) and settings["format"] == onnx_backend.FORMAT
+
+
+def test_an_unknown_architecture_keeps_the_exported_graph(tmp_path):
+    class Config:
+        model_type = "gpt2"
+        num_attention_heads, hidden_size = 2, 32
+
+    assert onnx_backend.fuse_graph(tmp_path / "missing.onnx", tmp_path / "out.onnx", Config()) is False
+    assert not (tmp_path / "out.onnx").exists()
