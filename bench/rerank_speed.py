@@ -9,11 +9,21 @@ stemmed-BM25 top ``--depth`` when ``../shared/data/scifact`` exists (else
 synthetic texts, no nDCG). Each backend reranks the same pairs; the timing
 covers :meth:`CrossEncoderReranker.rerank` end to end (tokenising, batching,
 scoring, merging) after a warm-up query, and excludes the one-time ONNX export
-(printed apart: it is cached). nDCG@10 of each reranked run on the test
-judgments of those claims. A backbone without a trained head gives near-constant
-logits, so ``--train-queries N`` first fine-tunes it (torch, BCE, BM25 hard
-negatives, short settings) on N SciFact train claims and every backend loads
-those weights. Prints a table and one JSON line per backend.
+(printed apart: it is cached); ``--repeat N`` times it N times (median, with
+min and max). nDCG@10 of each reranked run on the test judgments of those
+claims, and how far each backend's scores are from the first backend's:
+the largest difference of a score (centred per query) in units of the first
+backend's score spread, and Kendall's tau of each query's order.
+
+A backbone without a trained head gives near-constant logits, so ``--train-queries N``
+first fine-tunes it (torch, BCE, BM25 hard negatives, short settings) on N
+SciFact train claims and every backend loads those weights. Mind the spread:
+2 epochs on 100 claims leave all-MiniLM-L6-v2's logits within ~0.08 of each
+other (nDCG@10 below BM25's), so an int8 error of 0.02 reorders candidates
+and nDCG@10 moves by noise; the spread printed says when that is the case.
+``--model DIR/model`` reranks with a trained cross-encoder instead (e.g. the
+``ce`` stage of ``evalkit run scifact-hybrid`` saved with ``save = DIR``).
+Prints one JSON line per backend, then a table with the machine load.
 """
 from __future__ import annotations
 
@@ -21,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -82,6 +93,7 @@ def main() -> None:
     parser.add_argument("--train-epochs", type=int, default=2)
     parser.add_argument("--train-max-length", type=int, default=128)
     parser.add_argument("--keep-trained", type=Path, default=None, help="save the fine-tuned system here (reuse: --model DIR/model)")
+    parser.add_argument("--repeat", type=int, default=1, help="time each backend this many times (median reported)")
     args = parser.parse_args()
     unknown = [b for b in args.backends.split(",") if b not in BACKENDS]
     if unknown:
@@ -130,26 +142,67 @@ def main() -> None:
             system.model  # noqa: B018 - load (and export once for ONNX)
             load_seconds = time.perf_counter() - started
             system.rerank(corpus, queries.subset(queries.ids[:1]), run, depth=min(args.depth, args.batch_size))  # warm-up
-            started = time.perf_counter()
-            reranked = system.rerank(corpus, queries, run, depth=args.depth)
-            seconds = time.perf_counter() - started
+            times, cpus, machine = [], [], os.getloadavg()[0]
+            for _ in range(max(1, args.repeat)):
+                started, cpu = time.perf_counter(), time.process_time()
+                reranked = system.rerank(corpus, queries, run, depth=args.depth)
+                times.append(time.perf_counter() - started)
+                cpus.append(time.process_time() - cpu)
+            seconds, cpu_seconds = statistics.median(times), statistics.median(cpus)
+            scores = top_scores(reranked, args.depth)
+            fidelity = agreement(results[0]["_scores"], scores) if results else {"max_diff_in_spreads": 0.0, "kendall_tau": 1.0}
             record = {
                 "backend": name, "model": label, "data": data, "pairs": pairs, "seconds": round(seconds, 2),
-                "pairs_per_s": round(pairs / seconds, 1), "load_and_export_s": round(load_seconds, 1),
+                "seconds_min_max": [round(min(times), 2), round(max(times), 2)], "cpu_seconds": round(cpu_seconds, 2),
+                "pairs_per_s": round(pairs / seconds, 1), "pairs_per_cpu_s": round(pairs / cpu_seconds, 1),
+                "load_and_export_s": round(load_seconds, 1), "load": round((machine + os.getloadavg()[0]) / 2, 2),
+                "score_spread": round(spread(scores), 4), **fidelity,
                 "ndcg@10": round(scifact_sample.ndcg10(reranked, gold), 4) if gold is not None else None,
                 "max_length": args.max_length, "batch_size": args.batch_size, "threads": args.threads,
                 "device": "cpu" if backend == "onnx" else pick_device(args.device), "cpu": platform.processor() or platform.machine(),
                 "trained": trained,
             }
-            results.append(record)
             print(json.dumps(record), flush=True)
+            results.append({**record, "_scores": scores})
     base = results[0]
-    print(f"\n{'backend':10s} {'pairs/s':>8s} {'speed-up':>8s} {'nDCG@10':>8s} {'delta':>8s} {'load+export':>11s}")
+    print(f"\n{'backend':10s} {'pairs/s':>8s} {'speed-up':>8s} {'pairs/CPU-s':>11s} {'x':>6s} {'nDCG@10':>8s} {'delta':>8s} "
+          f"{'max diff/spread':>15s} {'tau':>6s} {'load+export':>11s} {'load':>5s}")
     for r in results:
         delta = f"{r['ndcg@10'] - base['ndcg@10']:+.4f}" if r["ndcg@10"] is not None and base["ndcg@10"] is not None else "-"
         ndcg = f"{r['ndcg@10']:.4f}" if r["ndcg@10"] is not None else "-"
-        print(f"{r['backend']:10s} {r['pairs_per_s']:8.1f} {r['pairs_per_s'] / base['pairs_per_s']:7.2f}x {ndcg:>8s} {delta:>8s} "
-              f"{r['load_and_export_s']:10.1f}s")
+        print(f"{r['backend']:10s} {r['pairs_per_s']:8.1f} {r['pairs_per_s'] / base['pairs_per_s']:7.2f}x {r['pairs_per_cpu_s']:11.1f} "
+              f"{r['pairs_per_cpu_s'] / base['pairs_per_cpu_s']:5.2f}x {ndcg:>8s} {delta:>8s} {r['max_diff_in_spreads']:15.3f} "
+              f"{r['kendall_tau']:6.3f} {r['load_and_export_s']:10.1f}s {r['load']:5.2f}")
+    print(f"score spread (std of the centred scores) of {base['backend']}: {base['score_spread']:.4f}")
+
+
+def top_scores(run, depth: int) -> dict[str, dict[str, float]]:
+    """Each query's top ``depth`` documents with their scores, centred on the query's mean (merging shifts them)."""
+    out = {}
+    for query, top in run.to_scores(depth).items():
+        mean = sum(top.values()) / max(len(top), 1)
+        out[query] = {d: float(v) - mean for d, v in top.items()}
+    return out
+
+
+def spread(scores: dict[str, dict[str, float]]) -> float:
+    values = [v for per_query in scores.values() for v in per_query.values()]
+    return statistics.pstdev(values) if len(values) > 1 else 0.0
+
+
+def agreement(base: dict[str, dict[str, float]], other: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The largest difference of a centred score in units of ``base``'s spread, and the mean per-query Kendall tau."""
+    from scipy.stats import kendalltau
+
+    width = spread(base) or 1.0
+    diffs, taus = [], []
+    for query, docs in base.items():
+        common = [d for d in docs if d in other.get(query, {})]
+        diffs += [abs(docs[d] - other[query][d]) for d in common]
+        if len(common) > 1:
+            tau = kendalltau([docs[d] for d in common], [other[query][d] for d in common]).statistic
+            taus.append(1.0 if tau != tau else float(tau))  # constant scores on both sides: the same order
+    return {"max_diff_in_spreads": round(max(diffs, default=0.0) / width, 4), "kendall_tau": round(statistics.fmean(taus), 4) if taus else 1.0}
 
 
 if __name__ == "__main__":
