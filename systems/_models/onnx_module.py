@@ -100,7 +100,10 @@ class OnnxModel(torch.nn.Module):
             return getattr(modules["torch_model"], name)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Picklable (Ray ships systems to actors): the session is reopened from the cache (or re-exported) there."""
+        """Picklable (engines ship systems to their workers): the export is made here first, once, so every worker
+        opens its session from the cache instead of exporting the same weights again."""
+        if not self.training:
+            onnx_backend.exported_model(self.torch_model, self.kind, self.precision)
         state = self.__dict__.copy()
         state["_session"] = None
         state["_stale"] = True
