@@ -193,3 +193,28 @@ def test_an_unknown_architecture_keeps_the_exported_graph(tmp_path):
 
     assert onnx_backend.fuse_graph(tmp_path / "missing.onnx", tmp_path / "out.onnx", Config()) is False
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_training_runs_in_torch_and_inference_after_it_in_int8(encoder, cross, counted):
+    """backend=onnx precision=int8 on learnable systems: fitting trains the torch weights (gradients through torch),
+    re-mining and scoring after each change run the fresh int8 export."""
+    from evalkit.data import Qrels
+
+    corpus = Corpus.from_records([{"_id": f"d{i}", "title": "", "text": t} for i, t in enumerate(SAMPLE_ABSTRACTS)], id_field="_id")
+    queries = Queries(["q1", "q2", "q3"], QUERIES[:3])
+    qrels = Qrels.from_dict({"q1": {"d0": 1}, "q2": {"d1": 1}, "q3": {"d6": 1}})
+    dense = load_system("dense", model=encoder, backend="onnx", precision="int8", epochs=2, remine_each_epoch=True, train_batch_size=2,
+                        lr=1e-3, **DENSE)
+    before = dense.corpus_embeddings(corpus)
+    dense.fit(corpus, queries, qrels)
+    assert counted["export"] == 2  # the zero-shot weights above, then the re-mining before epoch 2 on the epoch-1 weights
+    after = dense.corpus_embeddings(corpus)
+    assert counted["export"] == 3 and not np.allclose(before, after)  # the trained weights, exported once more
+    ce = load_system("cross-encoder", model=cross, backend="onnx", precision="int8", epochs=1, batch_size=2, hard_negatives=1,
+                     random_negatives=1, lr=1e-3, **CE)
+    first = Run.from_scores({q: {f"d{i}": float(-i) for i in range(len(SAMPLE_ABSTRACTS))} for q in queries.ids})
+    untrained = ce.score_pairs(*pairs())
+    ce.fit(corpus, queries, qrels, first_stage=first)
+    trained = ce.score_pairs(*pairs())
+    assert not np.allclose(untrained, trained) and counted["export"] == 5 and counted["quantize"] == 5
+    assert type(ce.model.transformers_model).__name__ == "OnnxModel"
