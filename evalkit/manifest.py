@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from evalkit._version import __version__
 from evalkit.ranking import RANKING_RULE
-from evalkit.textio import atomic_write, sha256_of
+from evalkit.outputs import atomic_write, sidecar_of
+from evalkit.textio import sha256_of
 
 
 def input_entry(role: str, source) -> dict[str, Any]:
@@ -57,6 +58,6 @@ def manifest_markdown(manifest: Mapping[str, Any]) -> str:
 
 def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
     """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
-    path = f"{os.fspath(output_path)}.manifest.json"
+    path = sidecar_of(output_path)
     atomic_write(path, json.dumps(manifest, indent=2) + "\n", force=True)
     return path

@@ -102,7 +102,7 @@ class RegressionBaseline:
         return json.dumps(data, indent=2) + "\n"
 
     def save(self) -> None:
-        from evalkit.textio import atomic_write
+        from evalkit.outputs import atomic_write
 
         atomic_write(self.path, self.to_json(), force=True)
 
@@ -151,7 +151,8 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
 
 def load(path: str | os.PathLike, create: bool = False) -> RegressionBaseline:
     """Read a baseline; ``create`` gives an empty one when the file does not exist yet."""
-    from evalkit.textio import check_writable, parse_json
+    from evalkit.outputs import check_writable
+    from evalkit.textio import parse_json
     from evalkit.textio import load as load_text
 
     target = Path(path)

@@ -48,7 +48,7 @@ def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutat
     from evalkit.api import compare as compare_runs
     from evalkit.manifest import write_sidecar
     from evalkit.report import compare_output
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     sidecar = sidecar_of(out_path) if out_path and output == "table" else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])

@@ -67,7 +67,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.run import check_training_pair, load_pipeline, run_pipeline
     from evalkit.report.writer import report_figures
-    from evalkit.textio import check_outputs, sidecar_of
+    from evalkit.outputs import check_outputs, sidecar_of
 
     check_training_pair(train_queries, train_qrels)
     if report_path and not gold:
@@ -92,7 +92,8 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     check_outputs(
         [*(report_figures(report_path) if report_path else []), out, sidecar_of(out), out.with_name(out.name + ".labels.tsv"), *stage_paths.values(),
          submission_target, submission_target and sidecar_of(submission_target), report_path],
-        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run],
+        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run, pipeline_config.path,
+                       *(spec.run for spec in pipeline_config.stages if spec.run)],
     )
     the_gold = None
     if gold:
@@ -124,7 +125,7 @@ def _write_stage(run, name: str, path: Path, force: bool):
 
     from evalkit.data import Source
     from evalkit.formats.trec_run import format_trec_run
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write
 
     text = format_trec_run(run, tag=run.name)
     atomic_write(path, text, force=force)

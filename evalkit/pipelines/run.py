@@ -177,16 +177,17 @@ class PipelineResult:
         """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""
         from evalkit.formats.trec_run import format_trec_run, labels_tsv
         from evalkit.manifest import write_sidecar
-        from evalkit.textio import atomic_write
+        from evalkit.outputs import atomic_write, committed_together, sidecar_of
 
         target = Path(out)
         manifest = self.manifest(task, command)
-        atomic_write(target, format_trec_run(self.run, tag=self.config.name), force=force)
-        written = [target, Path(write_sidecar(target, manifest))]
-        if self.run.labels is not None:  # TREC runs have no column for labels
-            labels_path = target.with_name(target.name + ".labels.tsv")
-            atomic_write(labels_path, labels_tsv(self.run), force=force)
-            written.append(labels_path)
+        labels_path = target.with_name(target.name + ".labels.tsv") if self.run.labels is not None else None  # TREC runs have no label column
+        with committed_together([target, sidecar_of(target), labels_path], force, inputs=[entry.get("path") for entry in self.inputs]):
+            atomic_write(target, format_trec_run(self.run, tag=self.config.name), force=force)
+            written = [target, Path(write_sidecar(target, manifest))]
+            if labels_path is not None:
+                atomic_write(labels_path, labels_tsv(self.run), force=force)
+                written.append(labels_path)
         return written
 
 

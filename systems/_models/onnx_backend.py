@@ -183,7 +183,7 @@ def exported_model(torch_model: Any, kind: str, precision: str) -> Path:
         quantize_int8(fp32, int8)
     settings = {"format": FORMAT, "key": key, "kind": kind, "precision": precision, "inputs": input_names(torch_model),
                 "opset": OPSET, "model_class": type(torch_model).__name__}
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write
 
     atomic_write(done, json.dumps(settings, indent=1, sort_keys=True) + "\n", force=True)  # last: the entry is complete
     return wanted
