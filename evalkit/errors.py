@@ -12,7 +12,10 @@ class EvalkitError(Exception):
     exit_code = 2
 
     def one_line(self) -> str:
-        return " ".join(str(self).split())
+        """The message on one line, control characters from file names and ids shown escaped (never sent to the terminal)."""
+        from evalkit.safetext import visible
+
+        return visible(" ".join(str(self).split()))
 
 
 class InputError(EvalkitError):

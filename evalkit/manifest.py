@@ -51,8 +51,10 @@ def build_manifest(
 
 
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:
-    """A Markdown block for reports."""
-    lines = ["<details><summary>Manifest</summary>", "", "```json", json.dumps(manifest, indent=2, sort_keys=False), "```", "", "</details>"]
+    """A Markdown block for reports (``< > & { }`` in its strings as JSON escapes: literal wherever it is published)."""
+    from evalkit.safetext import markdown_json
+
+    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(manifest, indent=2), "```", "", "</details>"]
     return "\n".join(lines)
 
 

@@ -24,7 +24,10 @@ COLUMN_OPTION = click.option("--column", default=None, help="Name of the list co
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    """One warning line; control characters of file names and ids shown escaped."""
+    from evalkit.safetext import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
 
 
 DEPTH_OPTION = click.option(
@@ -116,6 +119,17 @@ ZERO_METHOD_OPTION = click.option(
     show_default=True,
     help="Wilcoxon: how zero differences (tied queries) are treated (scipy.stats.wilcoxon).",
 )
+
+
+def echo_result(text: str) -> None:
+    """A result on stdout: exactly as written when piped to a file; on a terminal, control characters shown escaped."""
+    import sys
+
+    if sys.stdout.isatty():
+        from evalkit.safetext import visible
+
+        text = visible(text, keep="\n\t")
+    click.echo(text)
 
 
 def print_notes(notes) -> None:

@@ -10,6 +10,7 @@ from evalkit.cli.common import (
     FORCE_OPTION,
     SEED_OPTION,
     ZERO_METHOD_OPTION,
+    echo_result,
     print_notes,
     scoring_options,
 )
@@ -75,4 +76,4 @@ def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutat
             write_sidecar(out_path, manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
-        click.echo(text)
+        echo_result(text)

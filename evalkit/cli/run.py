@@ -24,7 +24,9 @@ def corpus_options(func):
 
 
 def _echo(message: str) -> None:
-    click.echo(f"[evalkit] {message}", err=True)
+    from evalkit.safetext import visible
+
+    click.echo(f"[evalkit] {visible(message)}", err=True)
 
 
 @click.command("run")

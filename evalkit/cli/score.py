@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION, scoring_options, warn
+from evalkit.cli.common import FORCE_OPTION, echo_result, scoring_options, warn
 
 
 @click.command()
@@ -57,4 +57,4 @@ def score(run, gold, scoring, output, out_path, per_query, force):
             write_sidecar(out_path, manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
-        click.echo(text)
+        echo_result(text)
