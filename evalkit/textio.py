@@ -206,7 +206,10 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
     """Sort the members of ``archive``; raise on a name that would escape the extraction folder.
 
     An absolute name, a ``..`` part or a drive letter (``C:...``) is refused,
-    whichever reader (strict or lenient) opens the archive.
+    and so is a member that is not a plain file or folder (a symlink, which
+    unzipped could point at the gold, a FIFO or a device: Unix mode bits in
+    the member's external attributes), whichever reader (strict or lenient)
+    opens the archive.
     """
     data, extras, folders = [], [], []
     for info in archive.infolist():
@@ -214,6 +217,9 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
         pure = PurePosixPath(name.replace("\\", "/"))
         if pure.is_absolute() or ".." in pure.parts or (len(name) > 1 and name[1] == ":"):
             raise InputError(path, f"zip member {name!r} has a path outside the archive")
+        kind = _special_kind(info)
+        if kind:
+            raise InputError(path, f"zip member {name!r} is {kind}, not a plain file; evalkit reads only plain files from a zip")
         if (pure.parts and pure.parts[0] == "__MACOSX") or pure.name.startswith("."):
             extras.append(name)
         elif info.is_dir():
@@ -221,6 +227,19 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
         else:
             data.append(info)
     return ZipEntries(data, extras, folders)
+
+
+_SPECIAL_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
+                  stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+UNIX_SYSTEMS = (3, 19)  # ZipInfo.create_system of archives made on Unix / OS X (where external_attr >> 16 holds st_mode)
+
+
+def _special_kind(info: zipfile.ZipInfo) -> str | None:
+    """What a member is when its Unix mode says it is not a regular file or folder (None otherwise)."""
+    mode = info.external_attr >> 16
+    if info.create_system not in UNIX_SYSTEMS or not mode:
+        return None
+    return _SPECIAL_KINDS.get(stat.S_IFMT(mode))
 
 
 def zip_data_members(archive: zipfile.ZipFile, path: str) -> list[zipfile.ZipInfo]:

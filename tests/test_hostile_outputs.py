@@ -8,12 +8,14 @@ a few hundred bytes fails with EFBIG, as on a full or quota-limited disk).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -272,3 +274,181 @@ def test_a_real_full_file_system(tmp_path):
         assert snapshot(small) == before
     finally:
         subprocess.run(["umount", str(small)], capture_output=True)
+
+
+# --- §2: nothing a file names is run, nothing in a name or id is markup or a terminal command
+
+EVIL_MODULE = "import pathlib\npathlib.Path(__file__).with_name('EXECUTED').write_text('ran')\n"
+ESC_NAME = "a\x1b]0;pwned\x07\nforged  99.9999  ok\x1b[2J"
+SCRIPT = "<script>alert(1)</script>"
+MARKUP_NAME = "<img src=x onerror=alert(1)>"  # a file name may hold anything but a slash
+
+
+def test_pkg_model_spec_never_imports_the_named_module(tmp_path, monkeypatch):
+    from evalkit.errors import UsageError
+    from evalkit.systems._models.llm import locate_model
+    from evalkit.systems._models.modelio import resolve_model
+
+    write(tmp_path, "evilmod.py", EVIL_MODULE)
+    write(tmp_path, "evilpkg/__init__.py", EVIL_MODULE)
+    write(tmp_path, "evilpkg/model/config.json", "{}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError, match="pkg:evilmod: is a module, not a package"):
+        resolve_model("pkg:evilmod")
+    assert resolve_model("pkg:evilpkg") == str(tmp_path / "evilpkg" / "model")  # found by its files
+    with pytest.raises(UsageError, match="not a package name"):
+        resolve_model("pkg:evilpkg.sub")  # finding a.b would import a
+    with pytest.raises(UsageError, match="expected one .gguf file"):
+        locate_model("pkg:evilpkg")
+    assert not (tmp_path / "EXECUTED").exists() and not (tmp_path / "evilpkg" / "EXECUTED").exists()
+    assert "evilmod" not in sys.modules and "evilpkg" not in sys.modules
+
+
+def test_pkg_model_spec_beside_the_config_is_not_run(tmp_path):
+    """``python -m evalkit`` puts the current folder on sys.path: an ``evilmod.py`` there is located, never executed."""
+    base_files(tmp_path)
+    write(tmp_path, "evilmod.py", EVIL_MODULE)
+    code = ("import sys; sys.path.insert(0, '')\n"
+            "from evalkit.systems._models.modelio import resolve_model\n"
+            "try:\n    resolve_model('pkg:evilmod')\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=TIME_LIMIT)
+    assert "UsageError pkg:evilmod: is a module, not a package" in done.stdout, done.stdout + done.stderr
+    assert not (tmp_path / "EXECUTED").exists()
+
+
+def _rendered(markdown: str) -> str:
+    """The HTML a CommonMark renderer with raw HTML allowed (as Jekyll, mkdocs and pandoc allow it) makes of ``markdown``."""
+    markdown_it = pytest.importorskip("markdown_it")
+    return markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+
+def _assert_inert(markdown: str) -> None:
+    """No script, no event handler, no javascript: link, no Liquid; the hostile name shown as written."""
+    from html.parser import HTMLParser
+
+    html = _rendered(markdown)
+    found = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append(tag)
+            for name, value in attrs:
+                assert not name.startswith("on"), (tag, name, value)
+                assert not (value or "").strip().lower().startswith("javascript:"), (tag, name, value)
+                if tag == "img":
+                    assert name != "src" or value.endswith(".png"), value  # only the report's own figures
+
+    Tags().feed(html)
+    assert "script" not in found and "iframe" not in found, found
+    assert "{{" not in markdown and "{%" not in markdown  # Jekyll's Liquid, mkdocs-macros
+    assert MARKUP_NAME.replace("<", "&lt;").replace(">", "&gt;") in html  # shown as written
+
+
+def hostile_names(folder: Path) -> None:
+    """Runs and a gold whose names, ids and texts hold markup, Liquid and terminal escapes."""
+    write(folder, "gold.tsv", "post_id\ttweet_text\tcord_uid\n"
+          f"t1\t{SCRIPT} <img src=x onerror=alert(2)> {{{{ site.github }}}} [x](javascript:alert(3))\td1\n"
+          "t2\t# heading | a | b |\td3\n")
+    write(folder, f"{MARKUP_NAME}.tsv", LISTS_4B)
+    write(folder, "{{ site }} `x` | [y](javascript:z).tsv", LISTS_4B.replace("'d3', 'd1'", "'d1', 'd3'").replace("['d1', 'd2'", "['d2', 'd1'"))
+
+
+@pytest.mark.parametrize("command", ["report", "leaderboard", "score", "compare"])
+def test_markdown_outputs_never_carry_markup_from_the_inputs(command, tmp_path):
+    hostile_names(tmp_path)
+    runs = [f"{MARKUP_NAME}.tsv", "{{ site }} `x` | [y](javascript:z).tsv"]
+    args = {
+        "report": ("report", "gold.tsv", *runs, "--out", "r.md"),
+        "leaderboard": ("leaderboard", ".", "--gold", "gold.tsv", "--glob", "*.tsv", "--out", "lb.md"),
+        "score": ("score", runs[0], "gold.tsv", "-o", "markdown", "--out", "s.md"),
+        "compare": ("compare", "gold.tsv", *runs, "-o", "markdown", "--out", "c.md"),
+    }[command]
+    done = evalkit(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = (tmp_path / args[args.index("--out") + 1]).read_text()
+    _assert_inert(written)
+    if command == "report":  # the query texts of the wins and losses, as written
+        html = _rendered(written)
+        assert "&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;" in html and "# heading" in html
+
+
+def test_terminal_escapes_in_names_and_ids_are_shown_never_sent(tmp_path):
+    """An entry name with a newline and ESC cannot forge a status row of check's table, nor retitle or clear the terminal."""
+    base_files(tmp_path)
+    write(tmp_path, "base.json", json.dumps({"entries": [
+        {"name": ESC_NAME, "task": "trec", "gold": "gold.qrels", "run": "run.trec", "metric": "P@1", "expected": 0.5}]}))
+    done = evalkit("check", "--baseline", "base.json", cwd=tmp_path)
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+    assert not any(line.startswith("forged") for line in done.stdout.splitlines())
+    assert len(done.stdout.strip().splitlines()) == 3  # header, the one entry, the summary
+    assert "a\\x1b]0;pwned\\x07\\nforged" in done.stdout
+
+
+TERMINAL_CASES: dict[str, Callable[[Path], tuple]] = {
+    "leaderboard: a file name with ESC and a newline": lambda f: (write(f, f"board/{ESC_NAME}.trec", RUN), board_folder(f))[1:] and (
+        "leaderboard", "board", "--gold", "gold.qrels"),
+    "leaderboard: an unreadable file named with ESC": lambda f: (write(f, f"board/{ESC_NAME}.trec", "not a run\n"), board_folder(f))[1:] and (
+        "leaderboard", "board", "--gold", "gold.qrels"),
+    "score: an error line quoting a field with ESC": lambda f: ("score", write(f, "r.tsv", "post_id\tpreds\nt1\t['d1\x1b]0;x\x07\n").name,
+                                                               write(f, "g.tsv", GOLD_4B).name),
+    "score: a run file named with ESC": lambda f: ("score", write(f, f"{ESC_NAME}.trec", RUN).name, "gold.qrels"),
+    "validate: problems quoting ids with ESC": lambda f: ("validate", write(f, "sub.tsv", "post_id\tpreds\n"
+                                                                            "t1\t['d\x1b[2J', 'd\x1b[2J', 'd3', 'd4', 'd5']\n").name,
+                                                          "--task", "checkthat2025-4b"),
+    "compare: run names with ESC": lambda f: ("compare", "gold.qrels", "run.trec", write(f, f"{ESC_NAME}.trec", RUN).name),
+    "score -o trec_eval to a pipe keeps ids exact": None,
+}
+
+
+@pytest.mark.parametrize("case", [c for c, setup in TERMINAL_CASES.items() if setup is not None])
+def test_no_escape_sequence_reaches_the_terminal(case, tmp_path):
+    base_files(tmp_path)
+    args = TERMINAL_CASES[case](tmp_path)
+    done = evalkit(*args, cwd=tmp_path)
+    shown = done.stdout + done.stderr
+    assert "Traceback" not in shown, shown[-2000:]
+    assert "\x1b" not in shown and "\x07" not in shown, (case, shown[-2000:])
+    assert "\\x1b" in shown, (case, shown[-2000:])
+    assert not any(line.startswith("forged") for line in shown.splitlines()), shown
+
+
+def test_machine_output_piped_keeps_ids_exact(tmp_path):
+    write(tmp_path, "g.qrels", "q\x1bx 0 d1 1\n")
+    write(tmp_path, "r.trec", "q\x1bx Q0 d1 1 1.0 r\n")
+    done = evalkit("score", "r.trec", "g.qrels", "-o", "trec_eval", cwd=tmp_path)
+    assert done.returncode == 0 and "\tq\x1bx\t" in done.stdout  # a pipe is not a terminal: the data is the data
+
+
+def _zip_with_special(folder: Path, mode: int, target: str = "../gold.qrels") -> str:
+    info = zipfile.ZipInfo("predictions.tsv")
+    info.create_system = 3
+    info.external_attr = mode << 16
+    with zipfile.ZipFile(folder / "sub.zip", "w") as archive:
+        archive.writestr(info, target)
+    return "sub.zip"
+
+
+ZIP_CASES = {
+    "validate: a zip whose member is a symlink": (lambda f: ("validate", _zip_with_special(f, 0o120777), "--task", "checkthat2025-4b"),
+                                                  "is a symbolic link"),
+    "score: a zip whose member is a symlink": (lambda f: ("score", _zip_with_special(f, 0o120777), "gold.qrels"), "is a symbolic link"),
+    "validate: a zip whose member is a FIFO": (lambda f: ("validate", _zip_with_special(f, 0o010644), "--task", "checkthat2025-4b"), "is a FIFO"),
+    "leaderboard: a zip with a device member": (lambda f: (write(f, "board/a.trec", RUN), _zip_with_special(f, 0o020644),
+                                                           shutil.move(f / "sub.zip", f / "board" / "b.zip"))[:0] or (
+        "leaderboard", "board", "--gold", "gold.qrels", "--out", "lb.md"), None),
+}
+
+
+@pytest.mark.parametrize("case", list(ZIP_CASES))
+def test_zip_members_that_are_not_plain_files_are_refused(case, tmp_path):
+    setup, expected = ZIP_CASES[case]
+    base_files(tmp_path)
+    args = setup(tmp_path)
+    before = snapshot(tmp_path)
+    done = evalkit(*args, cwd=tmp_path)
+    if expected is None:  # the leaderboard sets the file apart with the reason and ranks the others
+        assert done.returncode == 0, done.stderr
+        assert "b.zip" in (tmp_path / "lb.md").read_text() and "a character device" in (tmp_path / "lb.md").read_text()
+        return
+    assert_one_line_exit_2(done, expected, case)
+    assert snapshot(tmp_path) == before

