@@ -49,5 +49,7 @@ def missing_module_message(exc: ModuleNotFoundError) -> str:
     """One line for a feature whose library is not installed, with the install command that brings it."""
     module = (exc.name or str(exc)).split(".")[0]
     extra = EXTRA_OF_MODULE.get(module)
-    hint = f"pip install 'evalkit[{extra}]'" if extra else f"install the package that provides {module!r}"
+    from evalkit._version import DISTRIBUTION
+
+    hint = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"install the package that provides {module!r}"
     return f"evalkit: this needs {module!r}, which is not installed: {hint}"

@@ -319,7 +319,7 @@ def test_broken_plugin_names_its_package(tmp_path):
     done = subprocess.run([sys.executable, "-m", "evalkit", "run", "shiny", "--corpus", "c.tsv", "--queries", "q.tsv", "--out", "o.trec"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    assert "pip install --force-reinstall shiny-reranker" in done.stderr and "evalkit[systems]" not in done.stderr
+    assert "pip install --force-reinstall shiny-reranker" in done.stderr and "evalkit-ir[systems]" not in done.stderr
 
 
 # ------------------------------------------------------------------ docs/plugins.md stays true

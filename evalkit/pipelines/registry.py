@@ -25,6 +25,7 @@ import typing
 from importlib import metadata
 from typing import Any, Iterable
 
+from evalkit._version import DISTRIBUTION
 from evalkit.errors import UsageError
 from evalkit.pipelines.stages import STAGE_KINDS, Labeler, Reranker, System, option_fields
 
@@ -77,7 +78,7 @@ def get_system_class(name: str) -> type[System]:
     dist = getattr(entry, "dist", None)
     dist_name = dist.name if dist is not None else None
     builtin = entry.value.startswith("evalkit.systems.")
-    hint = "pip install 'evalkit[systems]'" if builtin or dist_name is None else f"pip install --force-reinstall {dist_name}"
+    hint = f"pip install '{DISTRIBUTION}[systems]'" if builtin or dist_name is None else f"pip install --force-reinstall {dist_name}"
     try:
         loaded = entry.load()
     except ImportError as exc:

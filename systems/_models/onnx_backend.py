@@ -31,6 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from evalkit._version import DISTRIBUTION
 from evalkit.errors import UsageError
 
 BACKENDS = ("torch", "onnx")
@@ -38,7 +39,7 @@ ONNX_PRECISIONS = {"auto": "fp32", "fp32": "fp32", "float32": "fp32", "none": "f
 OPSET = 17
 FORMAT = 2  # bump when the export or quantisation settings change: old cache entries are then ignored
 KINDS = {"features": "last_hidden_state", "logits": "logits"}
-INSTALL_HINT = "pip install 'evalkit[onnx]' (onnxruntime and onnx)"
+INSTALL_HINT = f"pip install '{DISTRIBUTION}[onnx]' (onnxruntime and onnx)"
 
 
 def backend_option() -> Any:
