@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION
+from evalkit.cli.common import FORCE_OPTION, SEED, FiniteFloat
 
 CORPUS_OPTIONS = [
     click.option("--corpus", required=True, type=click.Path(dir_okay=False),
@@ -41,7 +41,7 @@ def _echo(message: str) -> None:
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The TREC run to write (OUT.manifest.json beside it).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option (STAGE.KEY=VALUE with a config file).")
 @click.option("--k", type=int, default=None, help="Documents per query of retriever stages (default 1000).")
-@click.option("--seed", type=int, default=None, help="Seed (default: the config's, 42).")
+@click.option("--seed", type=SEED, default=None, help="Seed, 0 to 2**32-1 (default: the config's, 42).")
 @click.option("--gold", type=click.Path(dir_okay=False), default=None, help="Run only the queries this gold judges, then score the result.")
 @click.option("--submit", "submit_task", default=None, metavar="TASK", help="Also write the official submission of TASK (validated).")
 @click.option("--submission", "submission_path", default=None, type=click.Path(dir_okay=False), help="Submission file (default submissions/OUT-STEM.zip).")
@@ -51,8 +51,8 @@ def _echo(message: str) -> None:
 @click.option("--ray-address", default=None, help="Ray cluster to join (auto: the one started with `ray start --head`); default: a local Ray instance.")
 @click.option("--ray-actors", type=click.IntRange(min=1), default=None, help="Actors (one loaded model each) per stage (default 2).")
 @click.option("--ray-chunk-batches", type=click.IntRange(min=1), default=None, help="Model batches per Ray work unit (default 8).")
-@click.option("--ray-num-cpus", type=click.FloatRange(min=0), default=None, help="CPUs per actor (default 1).")
-@click.option("--ray-num-gpus", type=click.FloatRange(min=0), default=None, help="GPUs per actor (default 0).")
+@click.option("--ray-num-cpus", type=FiniteFloat(minimum=0), default=None, help="CPUs per actor (default 1).")
+@click.option("--ray-num-gpus", type=FiniteFloat(minimum=0), default=None, help="GPUs per actor (default 0).")
 @FORCE_OPTION
 def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
                 train_qrels, out_path,
@@ -156,7 +156,7 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, f
 @click.option("--train-qrels", required=True, type=click.Path(dir_okay=False), help="Training qrels (TREC or BEIR).")
 @click.option("--first-stage", type=click.Path(dir_okay=False), default=None, help="A run on the training queries (negatives for rerankers).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option.")
-@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed, 0 to 2**32-1.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to save the fitted system in.")
 @FORCE_OPTION
 def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):

@@ -21,9 +21,10 @@ Retriever, Reranker or Labeler, or a plugin that cannot be imported, is one
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from importlib import metadata
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from evalkit._version import DISTRIBUTION
 from evalkit.errors import UsageError
@@ -143,6 +144,37 @@ def coerce_value(tp: Any, text: str, key: str) -> Any:
     except ValueError:
         raise UsageError(f"option {key}={text!r}: expected {_type_name(tp)}") from None
     return text
+
+
+def _value_fits(tp: Any, value: Any) -> bool:
+    """Whether a config value (TOML, JSON) has the option's declared type: no guessing (``"no"`` is not a bool)."""
+    origin = typing.get_origin(tp)
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return value is None or any(_value_fits(a, value) for a in args)
+    if origin in (list, tuple) or tp in (list, tuple):
+        inner = args[0] if args else Any
+        return isinstance(value, (list, tuple)) and all(_value_fits(inner, v) for v in value)
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if tp is str:
+        return isinstance(value, str)
+    return True  # a type evalkit does not check (dicts of phases, plugin types): the system checks it
+
+
+def check_option_values(cls: type[System], options: Mapping[str, Any], label: str) -> None:
+    """Every option from a config file has its declared type (``fields = [1, 2]``, ``cache = "no"``: one line each)."""
+    hints = typing.get_type_hints(cls.Options)
+    for key, value in options.items():
+        tp = hints.get(key)
+        if tp is not None and not _value_fits(tp, value):
+            shown = str(tp).replace("typing.", "") if typing.get_args(tp) else _type_name(tp)
+            raise UsageError(f"{label}: options.{key} = {value!r} must be {shown}"
+                             + (" (true or false)" if tp is bool else ""))
 
 
 def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]:
