@@ -41,6 +41,8 @@ def _echo(message: str) -> None:
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The TREC run to write (OUT.manifest.json beside it).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option (STAGE.KEY=VALUE with a config file).")
 @click.option("--k", type=int, default=None, help="Documents per query of retriever stages (default 1000).")
+@click.option("--depth", type=click.IntRange(1, 10_000_000), default=None,
+              help="Documents per query a reranker re-scores or a labeler labels (every such stage; default: the stage's, else 100 / 10).")
 @click.option("--seed", type=SEED, default=None, help="Seed, 0 to 2**32-1 (default: the config's, 42).")
 @click.option("--gold", type=click.Path(dir_okay=False), default=None, help="Run only the queries this gold judges, then score the result.")
 @click.option("--submit", "submit_task", default=None, metavar="TASK", help="Also write the official submission of TASK (validated).")
@@ -56,7 +58,7 @@ def _echo(message: str) -> None:
 @FORCE_OPTION
 def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
                 train_qrels, out_path,
-                set_pairs, k, seed, gold, submit_task, submission_path, report_path, engine_name, ray_address, ray_actors,
+                set_pairs, k, depth, seed, gold, submit_task, submission_path, report_path, engine_name, ray_address, ray_actors,
                 ray_chunk_batches, ray_num_cpus, ray_num_gpus, force):
     """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
 
@@ -75,7 +77,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     if report_path and not gold:
         raise UsageError("--report needs --gold")
     # unknown systems, options and unreadable run files fail here, before the corpus is read
-    pipeline = load_pipeline(config, set_options=set_pairs, k=k, seed=seed, input_run=input_run, input_format=input_format)
+    pipeline = load_pipeline(config, set_options=set_pairs, k=k, depth=depth, seed=seed, input_run=input_run, input_format=input_format)
     pipeline_config = pipeline.config
     engine_options = {"address": ray_address, "concurrency": ray_actors, "chunk_batches": ray_chunk_batches, "num_cpus": ray_num_cpus,
                       "num_gpus": ray_num_gpus}

@@ -177,10 +177,26 @@ def check_option_values(cls: type[System], options: Mapping[str, Any], label: st
                              + (" (true or false)" if tp is bool else ""))
 
 
+def owns_depth(cls: type[System]) -> bool:
+    """A reranker or labeler whose ``depth`` is the stage's (the base class owns it) rather than an option it declares."""
+    return getattr(cls, "kind", None) in ("reranker", "labeler") and "depth" not in {f.name for f in option_fields(cls)}
+
+
+def split_stage_depth(cls: type[System], options: Mapping[str, Any], label: str) -> tuple[dict[str, Any], int | None]:
+    """``options`` without a ``depth`` the base class owns (see :func:`owns_depth`), and that depth (checked), else None."""
+    options = dict(options)
+    if not owns_depth(cls) or "depth" not in options:
+        return options, None
+    depth = options.pop("depth")
+    if not (isinstance(depth, int) and not isinstance(depth, bool) and 0 < depth <= 10_000_000):
+        raise UsageError(f"{label}: depth = {depth!r} must be a whole number from 1 to 10,000,000")
+    return options, depth
+
+
 def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]:
-    """``["k1=1.2", "fields=title,text"]`` -> typed options for ``cls``."""
-    known = {f.name for f in option_fields(cls)}
-    hints = typing.get_type_hints(cls.Options)
+    """``["k1=1.2", "fields=title,text"]`` -> typed options for ``cls`` (``depth`` for every reranker and labeler)."""
+    known = {f.name for f in option_fields(cls)} | ({"depth"} if owns_depth(cls) else set())
+    hints = {**({"depth": int} if owns_depth(cls) else {}), **typing.get_type_hints(cls.Options)}
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
