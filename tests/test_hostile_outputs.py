@@ -452,3 +452,62 @@ def test_zip_members_that_are_not_plain_files_are_refused(case, tmp_path):
         return
     assert_one_line_exit_2(done, expected, case)
     assert snapshot(tmp_path) == before
+
+
+# --- §4: Ray and the engine table, bounded and one line
+
+RAY_CASES = {
+    "run --engine ray --ray-address of a closed port": (("--engine", "ray", "--ray-address", "127.0.0.1:1"), {}, "cannot reach a Ray cluster"),
+    "run --engine ray --ray-address that never answers": (("--engine", "ray", "--ray-address", "10.255.255.1:6379"),
+                                                          {"EVALKIT_RAY_CONNECT_TIMEOUT": "1"}, "cannot reach a Ray cluster"),
+    "run --engine ray --ray-address garbage": (("--engine", "ray", "--ray-address", "no port here:x"), {}, "write HOST:PORT"),
+    "run --ray-num-cpus nan": (("--engine", "ray", "--ray-num-cpus", "nan"), {}, "not a finite number"),
+    "run --ray-num-gpus -1": (("--engine", "ray", "--ray-num-gpus", "-1"), {}, "is below 0"),
+    "run --seed -1": (("--seed", "-1"), {}, "--seed"),
+    "run --seed 2**32": (("--seed", str(2**32)), {}, "--seed"),
+    "run --depth 0": (("--depth", "0"), {}, "--depth"),
+}
+
+
+@pytest.mark.parametrize("case", list(RAY_CASES))
+def test_engine_options_are_bounded_and_one_line(case, tmp_path):
+    extra, env, expected = RAY_CASES[case]
+    base_files(tmp_path)
+    before = snapshot(tmp_path)
+    started = time.monotonic()
+    done = evalkit(*bm25("--out", "o.trec", *extra), cwd=tmp_path, env={**env, "EVALKIT_CACHE": str(tmp_path.parent / "cache")}, timeout=60)
+    assert_one_line_exit_2(done, expected, case)
+    assert time.monotonic() - started < 30 and snapshot(tmp_path) == before
+
+
+TOML_CASES = {
+    "TOML options.fields = [1, 2]": ('options = { fields = [1, 2] }', "options.fields = [1, 2] must be list[str]"),
+    "TOML options.cache = \"no\"": ('options = { cache = "no" }', "options.cache = 'no' must be bool"),
+    "TOML options.k1 = \"1.2\"": ('options = { k1 = "1.2" }', "options.k1 = '1.2' must be float"),
+    "TOML options.k1 = inf": ('options = { k1 = inf }', "must be finite"),
+    "TOML engine num_cpus = nan": ('', "engine num_cpus = nan must be a finite number"),
+    "TOML engine concurrency = \"2\"": ('', "concurrency = '2'"),
+}
+
+
+@pytest.mark.parametrize("case", list(TOML_CASES))
+def test_config_values_have_their_declared_types(case, tmp_path):
+    stage, expected = TOML_CASES[case]
+    engine = {"TOML engine num_cpus = nan": '[engine]\nname = "ray"\nnum_cpus = nan\n',
+              "TOML engine concurrency = \"2\"": '[engine]\nname = "ray"\nconcurrency = "2"\n'}.get(case, "")
+    base_files(tmp_path)
+    toml(tmp_path, f'[[stages]]\nname = "b"\nsystem = "bm25"\n{stage}\n\n{engine}')
+    before = snapshot(tmp_path)
+    done = evalkit("run", "cfg.toml", "--corpus", "corpus.jsonl", "--queries", "queries.tsv", "--out", "o.trec", cwd=tmp_path)
+    assert_one_line_exit_2(done, expected, case)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("value", ["true", "[1]", "1.0", "null", '{"a": 1}'])
+def test_corpus_ids_that_are_not_text_are_refused(value, tmp_path):
+    base_files(tmp_path)
+    write(tmp_path, "c.jsonl", f'{{"_id": {value}, "title": "", "text": "sea ice"}}\n')
+    before = snapshot(tmp_path)
+    done = evalkit("run", "bm25", "--corpus", "c.jsonl", "--queries", "queries.tsv", "--out", "o.trec", cwd=tmp_path)
+    assert_one_line_exit_2(done, "c.jsonl:1: id ", value)
+    assert "is not a string or a whole number" in done.stderr and snapshot(tmp_path) == before
