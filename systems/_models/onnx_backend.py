@@ -201,3 +201,19 @@ def session(path: Path) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def cached_session(torch_model: Any, kind: str, precision: str) -> Any:
+    """A session on the cached export of ``torch_model``; an entry ONNX Runtime cannot load (truncated by a full disk
+    or a killed process) is removed with a warning and exported again, as the BM25 index cache rebuilds its entries."""
+    import warnings
+
+    path = exported_model(torch_model, kind, precision)
+    try:
+        return session(path)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error classes (InvalidProtobuf, Fail, ...) for a broken file
+        reason = " ".join(str(exc).split())[:200]
+        warnings.warn(f"backend=onnx: unreadable cached model {path} ({type(exc).__name__}: {reason}); rebuilding", stacklevel=2)
+    for stale in ("model.onnx", "model.int8.onnx", "fp32.json", "int8.json"):
+        (path.parent / stale).unlink(missing_ok=True)
+    return session(exported_model(torch_model, kind, precision))
