@@ -20,14 +20,16 @@ from evalkit.textio import sha256_of
 
 
 def input_entry(role: str, source) -> dict[str, Any]:
-    """Describe one input: a :class:`~evalkit.data.Source` or a path."""
+    """Describe one input: a :class:`~evalkit.data.Source` or a path (shown as :func:`evalkit.safetext.shown_path` shows it)."""
+    from evalkit.safetext import shown_path
+
     if hasattr(source, "sha256"):
-        entry = {"role": role, "path": source.path, "sha256": source.sha256, "format": source.format}
+        entry = {"role": role, "path": shown_path(source.path), "sha256": source.sha256, "format": source.format}
         if source.member:
             entry["member"] = source.member
         return entry
     path = os.fspath(source)
-    return {"role": role, "path": path, "sha256": sha256_of(path)}
+    return {"role": role, "path": shown_path(path), "sha256": sha256_of(path)}
 
 
 def build_manifest(

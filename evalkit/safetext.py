@@ -66,3 +66,21 @@ def markdown_json(value: Any, **dumps: Any) -> str:
     """``json.dumps(value)`` with ``< > & { }`` inside strings as ``\\u`` escapes (safe in a fenced block anywhere)."""
     text = json.dumps(value, **dumps)
     return _JSON_STRING.sub(lambda m: m.group(0).translate(_JSON_UNSAFE), text)
+
+
+def shown_path(path: object) -> str:
+    """A file path as reports, pages and manifests show it: normalised (``runs/../x`` -> ``x``), relative to the folder
+    the command ran in when inside it, ``evalkit/...`` inside evalkit's own installation (the demo's example files),
+    ``~/...`` under the home folder: never an absolute home path in a published report."""
+    import os
+
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+    if not text or not os.path.isabs(text):
+        return os.path.normpath(text) if text else text
+    text = os.path.normpath(text)
+    for root, shown in ((os.getcwd(), ""), (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ""),
+                        (os.path.expanduser("~"), "~")):
+        if root and root != os.sep and (text == root or text.startswith(root.rstrip(os.sep) + os.sep)):
+            relative = os.path.relpath(text, root)
+            return os.path.join(shown, relative) if shown else relative
+    return text

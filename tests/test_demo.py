@@ -35,3 +35,21 @@ def test_demo_never_replaces_a_users_file(tmp_path):
     done = run_cli("demo", "--out-dir", folder, env={"EVALKIT_CACHE": str(tmp_path / "cache")})
     assert done.returncode == 2 and "report.md: exists; pass --force" in done.stderr
     assert [p.name for p in folder.iterdir()] == ["report.md"]
+
+
+def test_reports_show_paths_normalised_never_the_home_folder(tmp_path, monkeypatch):
+    import os
+
+    from evalkit.safetext import shown_path
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path.parent))
+    assert shown_path(tmp_path / "runs" / ".." / "a.trec") == "a.trec"  # inside the folder the command ran in
+    assert shown_path("runs/../b.trec") == "b.trec" and shown_path("../x/c.trec") == os.path.join("..", "x", "c.trec")
+    assert shown_path(tmp_path.parent / "other" / "d.trec") == os.path.join("~", "other", "d.trec")
+    done = run_cli("demo", "--out-dir", tmp_path / "demo", cwd=tmp_path, env={"EVALKIT_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    for path in (tmp_path / "demo").iterdir():
+        if path.suffix in (".md", ".json"):
+            text = path.read_text()
+            assert str(tmp_path) not in text and os.path.expanduser("~") + os.sep not in text, path.name

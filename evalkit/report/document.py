@@ -18,7 +18,7 @@ from evalkit.data import Qrels
 from evalkit.report import analysis, figures
 from evalkit.report.tables import is_nan, markdown_table, number, signed
 from evalkit.runset import ScoredRun, by_official_score
-from evalkit.safetext import markdown_text as md
+from evalkit.safetext import markdown_text as md, shown_path
 from evalkit.stats.correction import adjust
 from evalkit.stats.effect_size import rank_biserial
 from evalkit.stats.paired import PairedValues, align
@@ -233,7 +233,7 @@ def build_report(
     names = [s.name for s in scored]
     values = align([s.score.evaluation for s in scored], options.metric, names)
     n_queries = len(values.query_ids)
-    gold_name = qrels.source.path if qrels.source else qrels.name
+    gold_name = shown_path(qrels.source.path) if qrels.source else qrels.name
     title = options.title or f"evalkit report: {task}"
     lines = [
         f"# {md(title)}",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from evalkit.comparison import test_description
 from evalkit.leaderboard import AdjacentTest, Leaderboard
 from evalkit.report.tables import markdown_table, number, p_value, text_table
-from evalkit.safetext import markdown_text as md, visible
+from evalkit.safetext import markdown_text as md, shown_path, visible
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.report.leaderboard_judged import JudgedColumns
@@ -95,7 +95,7 @@ def legend(board: Leaderboard) -> list[str]:
 
 def header(board: Leaderboard) -> str:
     return (
-        f"leaderboard · task {board.task or '?'} · gold {visible(board.gold)} ({board.n_gold} queries) · "
+        f"leaderboard · task {board.task or '?'} · gold {visible(shown_path(board.gold))} ({board.n_gold} queries) · "
         f"{len(board.entries)} ranked, {len(board.rejected)} not ranked"
     )
 
