@@ -55,15 +55,15 @@ def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
     """Markdown: each run's official score with unjudged documents as non-relevant and as relevant, and its Judged@k."""
     official = board.entries[0].scored.score.official
     if judged.judged_only:
-        body = [[str(e.rank), e.file, number(judged.runs[e.name].judged)] for e in board.entries]
+        body = [[str(e.rank), md(e.file), number(judged.runs[e.name].judged)] for e in board.entries]
         return ["## Judgments", "", markdown_table(["rank", "file", judged.label], body, [True, False, True]), "",
                 f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} before condensing",
                 "- judged-only scores (condensed lists): unjudged documents are removed, so no bound with them counted relevant applies"]
-    heads = ["rank", "file", judged.label, f"{official} (unjudged non-relevant)", "(unjudged relevant)", "unjudged retrieved"]
+    heads = ["rank", "file", md(judged.label), md(f"{official} (unjudged non-relevant)"), "(unjudged relevant)", "unjudged retrieved"]
     body = []
     for entry in board.entries:
         run = judged.runs[entry.name]
-        body.append([str(entry.rank), entry.file, number(run.judged), number(run.values[official]), number(run.upper[official]),
+        body.append([str(entry.rank), md(entry.file), number(run.judged), number(run.values[official]), number(run.upper[official]),
                      f"{run.added:,}"])
     return [
         "## Judgments", "",

@@ -130,9 +130,11 @@ def prepare_report(
 
 def timing_section(timings: Mapping[str, float], where: str) -> str:
     """The report's closing section: wall seconds per step of the command that made the runs (``where``: e.g. the engine)."""
-    rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in timings.items())
+    from evalkit.safetext import markdown_text
+
+    rows = "".join(f"| {markdown_text(step)} | {seconds:,.1f} |\n" for step, seconds in timings.items())
     total = sum(timings.values())
-    return (f"\n## Time per stage\n\nWall seconds of `evalkit run` ({where}).\n\n"
+    return (f"\n## Time per stage\n\nWall seconds of `evalkit run` ({markdown_text(where)}).\n\n"
             f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
 
 

@@ -91,6 +91,8 @@ def hub_answers(endpoint: str | None = None) -> bool:
 def check_hub_model(name: str, what: str = "model") -> None:
     """Fail at once, naming the packaged model, when hub model ``name`` is not cached and the hub cannot be reached
     (``HF_HUB_OFFLINE=1``, or no answer within HUB_TIMEOUT seconds) -- instead of a minute of the libraries' retries."""
+    import torch  # noqa: F401 - a missing model library is the first thing to say (pip install 'evalkit-ir[systems]')
+
     if hub_cached(name):
         return
     offline = next((var for var in OFFLINE_ENV if os.environ.get(var, "").lower() in ("1", "true", "yes", "on")), None)
