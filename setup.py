@@ -49,7 +49,7 @@ packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
 
 setup(
-    name="evalkit",
+    name=version["DISTRIBUTION"],  # evalkit-ir: the import name and the command are evalkit
     version=version["__version__"],
     description="Exact scoring, significance tests, reports and submissions for retrieval shared tasks",
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),

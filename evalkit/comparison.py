@@ -59,8 +59,10 @@ class CompareOptions:
         if not (1 <= self.permutations <= MAX_RESAMPLES and 1 <= self.bootstrap <= MAX_RESAMPLES):
             raise UsageError(f"--permutations and --bootstrap must lie between 1 and {MAX_RESAMPLES:,} "
                              f"(got {self.permutations:,} and {self.bootstrap:,}; p-values below 1e-6 need no more)")
-        if not 0 <= self.seed <= 2**32 - 1:
-            raise UsageError(f"--seed must lie between 0 and {2**32 - 1} (got {self.seed})")
+        from evalkit.options import MAX_SEED
+
+        if not 0 <= self.seed <= MAX_SEED:
+            raise UsageError(f"--seed must lie between 0 and {MAX_SEED} (got {self.seed})")
         if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
             raise UsageError("--confidence and --alpha must lie strictly between 0 and 1")
 

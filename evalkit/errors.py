@@ -12,7 +12,10 @@ class EvalkitError(Exception):
     exit_code = 2
 
     def one_line(self) -> str:
-        return " ".join(str(self).split())
+        """The message on one line, control characters from file names and ids shown escaped (never sent to the terminal)."""
+        from evalkit.safetext import visible
+
+        return visible(" ".join(str(self).split()))
 
 
 class InputError(EvalkitError):
@@ -46,5 +49,7 @@ def missing_module_message(exc: ModuleNotFoundError) -> str:
     """One line for a feature whose library is not installed, with the install command that brings it."""
     module = (exc.name or str(exc)).split(".")[0]
     extra = EXTRA_OF_MODULE.get(module)
-    hint = f"pip install 'evalkit[{extra}]'" if extra else f"install the package that provides {module!r}"
+    from evalkit._version import DISTRIBUTION
+
+    hint = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"install the package that provides {module!r}"
     return f"evalkit: this needs {module!r}, which is not installed: {hint}"

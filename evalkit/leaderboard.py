@@ -36,7 +36,10 @@ class Rejected:
 
 def reason_for(exc: EvalkitError, path: str) -> str:
     """The error's one line without the file name the table already shows (``line N:`` kept)."""
+    from evalkit.safetext import visible
+
     text = exc.one_line()
+    path = visible(" ".join(path.split()))  # as one_line shows it
     if not text.startswith(path):
         return text
     rest = text[len(path):]

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from evalkit.errors import UsageError
 
 MISSING_CHOICES = ("zero", "skip", "error")
+MAX_SEED = 2**32 - 1  # every seed (compare/report/leaderboard --seed, run/train --seed, seed = in a pipeline) is 0..MAX_SEED
 MAX_DEPTH = 2**31 - 1  # a depth beyond any ranking is no cut; larger numbers are typing errors
 
 

@@ -102,7 +102,7 @@ class RegressionBaseline:
         return json.dumps(data, indent=2) + "\n"
 
     def save(self) -> None:
-        from evalkit.textio import atomic_write
+        from evalkit.outputs import atomic_write
 
         atomic_write(self.path, self.to_json(), force=True)
 
@@ -151,7 +151,8 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
 
 def load(path: str | os.PathLike, create: bool = False) -> RegressionBaseline:
     """Read a baseline; ``create`` gives an empty one when the file does not exist yet."""
-    from evalkit.textio import check_writable, parse_json
+    from evalkit.outputs import check_writable
+    from evalkit.textio import parse_json
     from evalkit.textio import load as load_text
 
     target = Path(path)
@@ -243,12 +244,15 @@ def add_entry(
 
 
 def render_table(results: list[Result], tolerance: float) -> str:
-    """expected / now / delta / status per entry."""
-    width = max([len(r.entry.name) for r in results] + [4])
-    mwidth = max([len(r.entry.metric) for r in results] + [6])
+    """expected / now / delta / status per entry (control characters in names shown escaped: a name cannot forge a row)."""
+    from evalkit.safetext import visible
+
+    names, metrics = [visible(r.entry.name) for r in results], [visible(r.entry.metric) for r in results]
+    width = max([len(n) for n in names] + [4])
+    mwidth = max([len(m) for m in metrics] + [6])
     lines = [f"{'name':<{width}}  {'metric':<{mwidth}}  {'expected':>9}  {'now':>9}  {'delta':>10}  status"]
-    for r in results:
+    for r, name, metric in zip(results, names, metrics):
         now = "-" if r.now is None else f"{r.now:.4f}"
         delta = "-" if r.delta is None else f"{r.delta:+.6f}"
-        lines.append(f"{r.entry.name:<{width}}  {r.entry.metric:<{mwidth}}  {r.entry.expected:>9.4f}  {now:>9}  {delta:>10}  {r.status(tolerance)}")
+        lines.append(f"{name:<{width}}  {metric:<{mwidth}}  {r.entry.expected:>9.4f}  {now:>9}  {delta:>10}  {r.status(tolerance)}")
     return "\n".join(lines)

@@ -6,10 +6,8 @@ files are read (a FIFO, ``/dev/zero`` or a socket is refused, never waited
 on), and no input, read or decompressed, may exceed :func:`max_input_bytes`
 (1 GiB by default; ``evalkit --max-input-size 4G ...`` or the environment
 variable ``EVALKIT_MAX_INPUT_SIZE`` raise it), so a zip or gzip bomb is
-refused with one line instead of exhausting memory. Outputs are
-written to a temporary file in the target folder and renamed into place, so a
-failure never leaves a half-written file, and an existing file is only replaced
-when the caller passes ``force=True``.
+refused with one line instead of exhausting memory. Outputs are written by
+:mod:`evalkit.outputs`.
 """
 from __future__ import annotations
 
@@ -18,11 +16,10 @@ import io
 import os
 import re
 import stat
-import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Iterator
 
 from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
@@ -209,7 +206,10 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
     """Sort the members of ``archive``; raise on a name that would escape the extraction folder.
 
     An absolute name, a ``..`` part or a drive letter (``C:...``) is refused,
-    whichever reader (strict or lenient) opens the archive.
+    and so is a member that is not a plain file or folder (a symlink, which
+    unzipped could point at the gold, a FIFO or a device: Unix mode bits in
+    the member's external attributes), whichever reader (strict or lenient)
+    opens the archive.
     """
     data, extras, folders = [], [], []
     for info in archive.infolist():
@@ -217,6 +217,9 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
         pure = PurePosixPath(name.replace("\\", "/"))
         if pure.is_absolute() or ".." in pure.parts or (len(name) > 1 and name[1] == ":"):
             raise InputError(path, f"zip member {name!r} has a path outside the archive")
+        kind = _special_kind(info)
+        if kind:
+            raise InputError(path, f"zip member {name!r} is {kind}, not a plain file; evalkit reads only plain files from a zip")
         if (pure.parts and pure.parts[0] == "__MACOSX") or pure.name.startswith("."):
             extras.append(name)
         elif info.is_dir():
@@ -224,6 +227,19 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
         else:
             data.append(info)
     return ZipEntries(data, extras, folders)
+
+
+_SPECIAL_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
+                  stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+UNIX_SYSTEMS = (3, 19)  # ZipInfo.create_system of archives made on Unix / OS X (where external_attr >> 16 holds st_mode)
+
+
+def _special_kind(info: zipfile.ZipInfo) -> str | None:
+    """What a member is when its Unix mode says it is not a regular file or folder (None otherwise)."""
+    mode = info.external_attr >> 16
+    if info.create_system not in UNIX_SYSTEMS or not mode:
+        return None
+    return _SPECIAL_KINDS.get(stat.S_IFMT(mode))
 
 
 def zip_data_members(archive: zipfile.ZipFile, path: str) -> list[zipfile.ZipInfo]:
@@ -330,68 +346,3 @@ def parse_json(text: str | bytes, label: str, line: int | None = None):
         raise InputError(label, "JSON nested too deeply", line) from None
     except UnicodeDecodeError:
         raise InputError(label, "not UTF-8 text", line) from None
-
-
-def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
-    """Fail early (before any work) if ``path`` cannot be written."""
-    from evalkit.errors import UsageError
-
-    target = Path(path)
-    if target.exists() and not force:
-        raise UsageError(f"{target}: exists; pass --force to overwrite")
-    if target.exists() and target.is_dir():
-        raise UsageError(f"{target}: is a folder")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{target}: output folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{target}: output folder {parent} is not writable")
-    return target
-
-
-def sidecar_of(path: str | os.PathLike) -> str:
-    """The manifest sidecar written next to an output."""
-    return f"{os.fspath(path)}.manifest.json"
-
-
-def check_outputs(outputs, force: bool = False, inputs=()) -> list[Path]:
-    """Check every output before anything is written (None entries skipped).
-
-    Refuses an output named twice (``--out X --per-query X``), an output that
-    is also an input, and any existing one without ``force``: a refused
-    command leaves the folder as it was.
-    """
-    from evalkit.errors import UsageError
-
-    chosen = [o for o in outputs if o is not None and str(o) != ""]
-    read = {os.path.realpath(os.fspath(i)) for i in inputs if i is not None and not isinstance(i, (bytes,))}
-    seen: dict[str, str] = {}
-    targets = []
-    for output in chosen:
-        key = os.path.realpath(os.fspath(output))
-        if key in seen:
-            raise UsageError(f"{output}: named twice as an output (also as {seen[key]}); give each output its own path")
-        if key in read:
-            raise UsageError(f"{output}: is also an input; write the output elsewhere")
-        seen[key] = os.fspath(output)
-        targets.append(check_writable(output, force))
-    return targets
-
-
-def atomic_write(path: str | os.PathLike, data: bytes | str, force: bool = False) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    target = check_writable(path, force)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target

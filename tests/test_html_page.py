@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import evalkit
-from helpers import CT4B, GOLD_4B, shared_or_skip
+from helpers import CT4B, GOLD_4B, REPO, shared_or_skip
 from evalkit.cli import main
 from evalkit.stats.rank_correlation import rbo
 
@@ -238,3 +238,23 @@ def test_query_and_document_texts_and_run_labels(small, tmp_path, capsys):
     top = data["runs"][0]["top"]
     assert data["meta"]["task"] == "climatecheck2025-verification"
     assert [top["labels"][x] for x in top["label"]] == ["Supports", "Refutes", "Supports"]
+
+
+def test_figure_axes_fall_on_round_values():
+    """The figures' y ticks are 1, 2, 2.5 or 5 times a power of ten (never 15.8 %, 31.5 %), the top one above the data."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("node is not installed (the figures' tick code is JavaScript)")
+    source = REPO / "evalkit" / "report" / "html_assets" / "figures.js"
+    script = (
+        "const src = require('fs').readFileSync(process.argv[1], 'utf8');"
+        "const start = src.indexOf('niceTicks(low'), end = src.indexOf('axisY(root', start);"
+        "const F = eval('({' + src.slice(start, end).trim().replace(/,\\s*$/, '') + '})');"
+        "console.log(JSON.stringify([[0, 63.1], [0, 31.5], [0, 0.7123], [0, 15.8], [0, 0.37, 2]].map(([a, b, n]) => F.niceTicks(a, b, n))));"
+    )
+    done = subprocess.run([node, "-e", script, str(source)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[0, 20, 40, 60, 80], [0, 10, 20, 30, 40], [0, 0.2, 0.4, 0.6, 0.8], [0, 5, 10, 15, 20], [0, 0.2, 0.4]]

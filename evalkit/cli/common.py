@@ -5,6 +5,8 @@ import functools
 
 import click
 
+from evalkit.options import MAX_SEED
+
 from evalkit.options import ScoringOptions
 
 MISSING_OPTION = click.option(
@@ -24,7 +26,10 @@ COLUMN_OPTION = click.option("--column", default=None, help="Name of the list co
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    """One warning line; control characters of file names and ids shown escaped."""
+    from evalkit.safetext import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
 
 
 DEPTH_OPTION = click.option(
@@ -34,9 +39,12 @@ DEPTH_OPTION = click.option(
     help="Only the top N documents of each ranking count (after the ranking rule), as trec_eval -M N.",
 )
 class FiniteFloat(click.ParamType):
-    """A float option that must be finite: NaN makes every comparison false, infinity every bound void."""
+    """A float option that must be finite (and at least ``minimum``): NaN makes every comparison false, infinity every bound void."""
 
     name = "number"
+
+    def __init__(self, minimum: float | None = None) -> None:
+        self.minimum = minimum
 
     def convert(self, value, param, ctx):
         import math
@@ -47,6 +55,8 @@ class FiniteFloat(click.ParamType):
             self.fail(f"{value!r} is not a number", param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.minimum is not None and number < self.minimum:
+            self.fail(f"{value!r} is below {self.minimum:g}", param, ctx)
         return number
 
 
@@ -99,7 +109,8 @@ def scoring_options(*, without: tuple[str, ...] = ()):
     return decorate
 
 
-SEED_OPTION = click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=42, show_default=True,
+SEED = click.IntRange(0, MAX_SEED)  # one rule for every seed, as `seed =` in a pipeline config
+SEED_OPTION = click.option("--seed", type=SEED, default=42, show_default=True,
                            help="Seed of the randomization test and the bootstrap.")
 ALPHA_OPTION = click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Significance level.")
 CORRECTION_OPTION = click.option(
@@ -116,6 +127,17 @@ ZERO_METHOD_OPTION = click.option(
     show_default=True,
     help="Wilcoxon: how zero differences (tied queries) are treated (scipy.stats.wilcoxon).",
 )
+
+
+def echo_result(text: str) -> None:
+    """A result on stdout: exactly as written when piped to a file; on a terminal, control characters shown escaped."""
+    import sys
+
+    if sys.stdout.isatty():
+        from evalkit.safetext import visible
+
+        text = visible(text, keep="\n\t")
+    click.echo(text)
 
 
 def print_notes(notes) -> None:

@@ -10,6 +10,7 @@ from evalkit.cli.common import (
     FORCE_OPTION,
     SEED_OPTION,
     ZERO_METHOD_OPTION,
+    echo_result,
     print_notes,
     scoring_options,
 )
@@ -48,7 +49,7 @@ def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutat
     from evalkit.api import compare as compare_runs
     from evalkit.manifest import write_sidecar
     from evalkit.report import compare_output
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     sidecar = sidecar_of(out_path) if out_path and output == "table" else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])
@@ -75,4 +76,4 @@ def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutat
             write_sidecar(out_path, manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
-        click.echo(text)
+        echo_result(text)

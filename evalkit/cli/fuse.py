@@ -79,7 +79,7 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.fusion.api import fuse_runs, plain
     from evalkit.manifest import write_sidecar
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     check_outputs([out_path, sidecar_of(out_path)], force, inputs=[*runs, optimize_on])
     result = fuse_runs(

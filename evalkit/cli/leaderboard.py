@@ -48,19 +48,20 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
     """
     from evalkit.cli.html_output import page_targets, read_texts
     from evalkit.comparison import CompareOptions
-    from evalkit.leaderboard import build_leaderboard
+    from evalkit.leaderboard import build_leaderboard, collect_files
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
     from evalkit.report.leaderboard_judged import judged_columns
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     if output is None:
         lowered = (out_path or "").lower()
         output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
     pages = page_targets(html_path, json_path)
     if out_path or pages:
+        ranked, _ = collect_files(folder, patterns, recursive, gold)  # the files ranked are inputs too
         check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages], force,
-                      inputs=[gold, queries_path, corpus_path])
+                      inputs=[gold, queries_path, corpus_path, *ranked])
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
     board = build_leaderboard(

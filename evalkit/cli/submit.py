@@ -29,11 +29,11 @@ def submit(run, task, out_path, queries, depth, dedupe, run_format, column, forc
     from evalkit.formats import read_run
     from evalkit.tasks import get_task
     from evalkit.tasks.submissions import format_for_task, write_submission
-    from evalkit.textio import check_writable
+    from evalkit.outputs import check_outputs, sidecar_of
 
     the_task = get_task(task)
     format_for_task(the_task)
-    check_writable(out_path, force)
+    check_outputs([out_path, sidecar_of(out_path)], force, inputs=[run, queries])
     the_run = read_run(run, run_format, column=column)
     for message in the_run.warnings:
         warn(message)

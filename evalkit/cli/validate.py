@@ -33,11 +33,12 @@ def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     Each problem is printed as FILE:LINE: problem, then a one-line verdict.
     Exit code 0 when valid, 1 when not, 2 when FILE cannot be read.
     """
+    from evalkit.safetext import visible
     from evalkit.tasks.submissions import validate as check_submission
 
     checked = check_submission(file, task, gold=gold, queries=queries, split=split, collection_ids=collection_ids, depth=depth)
     for line in checked.lines(limit if limit > 0 else None):
-        click.echo(line)
-    click.echo(checked.verdict())
+        click.echo(visible(line))  # a problem quotes ids: escapes and newlines in them are shown, never sent
+    click.echo(visible(checked.verdict()))
     if not checked.valid:
         raise click.exceptions.Exit(1)

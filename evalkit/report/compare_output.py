@@ -6,6 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from evalkit.comparison import TEST_NAMES, Comparison, PairComparison
 from evalkit.report.tables import interval, markdown_table, number, p_value, percent, signed, text_table
+from evalkit.safetext import markdown_text as md, visible
 from evalkit.stats.paired import PairedValues
 
 SHORT = {
@@ -20,7 +21,7 @@ SHORT = {
 def header(comparison: Comparison, task: str) -> str:
     return (
         f"compare · task {task} · metric {comparison.metric} · {comparison.n_queries} queries · "
-        f"baseline {comparison.baseline}"
+        f"baseline {visible(comparison.baseline)}"
     )
 
 
@@ -38,13 +39,14 @@ def discordant(pair: PairComparison) -> str:
     return f"{details['only_baseline']} / {details['only_run']}"
 
 
-def summary_rows(comparison: Comparison) -> list[list[str]]:
+def summary_rows(comparison: Comparison, name=str) -> list[list[str]]:
+    """``name`` renders run names (``markdown_text`` for Markdown)."""
     base_mean = comparison.pairs[0].mean_baseline if comparison.pairs else float("nan")
-    rows = [[f"{comparison.baseline} (baseline)", number(base_mean), "", "", "", "", ""]]
+    rows = [[name(f"{comparison.baseline} (baseline)"), number(base_mean), "", "", "", "", ""]]
     for pair in comparison.pairs:
         rows.append(
             [
-                pair.run,
+                name(pair.run),
                 number(pair.mean_run),
                 signed(pair.difference),
                 percent(pair.relative),
@@ -69,11 +71,11 @@ def test_headers(comparison: Comparison, corrected: bool, suffixed: bool = True)
     return heads
 
 
-def test_rows(comparison: Comparison, corrected: bool) -> list[list[str]]:
+def test_rows(comparison: Comparison, corrected: bool, name=str) -> list[list[str]]:
     alpha = comparison.options.alpha
     rows = []
     for pair in comparison.pairs:
-        row = [pair.run] + [p_cell(pair, t, alpha, corrected) for t in comparison.test_names]
+        row = [name(pair.run)] + [p_cell(pair, t, alpha, corrected) for t in comparison.test_names]
         if comparison.binary:
             row.append(discordant(pair))
         rows.append(row)
@@ -104,7 +106,7 @@ def as_table(comparison: Comparison, task: str, policy: Sequence[str] = ()) -> s
         text_table(test_headers(comparison, corrected, suffixed=False), test_rows(comparison, corrected)),
         "",
     ]
-    parts += [f"# {line}" for line in legend(comparison) + list(policy)]
+    parts += [f"# {visible(line)}" for line in legend(comparison) + list(policy)]
     return "\n".join(parts)
 
 
@@ -112,15 +114,15 @@ def as_markdown(comparison: Comparison, task: str, policy: Sequence[str] = (), m
     from evalkit.manifest import manifest_markdown
 
     corrected = comparison.options.correction != "none" and len(comparison.pairs) > 1
-    headers = summary_headers(comparison) + test_headers(comparison, corrected)[1:]
+    headers = [md(h) for h in summary_headers(comparison) + test_headers(comparison, corrected)[1:]]
     rows = []
-    tests = test_rows(comparison, corrected)
-    summary = summary_rows(comparison)
+    tests = test_rows(comparison, corrected, md)
+    summary = summary_rows(comparison, md)
     rows.append(summary[0] + [""] * (len(headers) - len(summary[0])))
     for s, t in zip(summary[1:], tests):
         rows.append(s + t[1:])
-    parts = [f"**{header(comparison, task)}**", "", markdown_table(headers, rows, [False] + [True] * (len(headers) - 1)), ""]
-    parts += [f"- {line}" for line in legend(comparison) + list(policy)]
+    parts = [f"**{md(header(comparison, task))}**", "", markdown_table(headers, rows, [False] + [True] * (len(headers) - 1)), ""]
+    parts += [f"- {md(line)}" for line in legend(comparison) + list(policy)]
     if manifest:
         parts += ["", manifest_markdown(manifest)]
     return "\n".join(parts)

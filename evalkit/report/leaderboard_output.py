@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from evalkit.comparison import test_description
 from evalkit.leaderboard import AdjacentTest, Leaderboard
 from evalkit.report.tables import markdown_table, number, p_value, text_table
+from evalkit.safetext import markdown_text as md, shown_path, visible
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ def vs_next(test: AdjacentTest | None, corrected: bool) -> str:
     return f"{mark} p {p_value(test.p_value)}"
 
 
-def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | None" = None) -> tuple[list[str], list[list[str]]]:
+def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | None" = None, name=str) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the ranking; ``name`` renders file names (``markdown_text`` for Markdown)."""
     cols = columns(board)
     official = board.entries[0].scored.score.official if board.entries else ""
     corrected = board.options.correction != "none" and len(board.adjacent) > 1
@@ -54,7 +56,7 @@ def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | N
     headers += ([judged.label] if judged else []) + ["vs next rank"]
     out = []
     for i, entry in enumerate(board.entries):
-        cells = [str(entry.rank), entry.file]
+        cells = [str(entry.rank), name(entry.file)]
         for c in cols:
             value = entry.scored.score.values[c]
             text = number(value)
@@ -70,15 +72,15 @@ def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
     """Markdown: each run's official score with unjudged documents as non-relevant and as relevant, and its Judged@k."""
     official = board.entries[0].scored.score.official
     if judged.judged_only:
-        body = [[str(e.rank), e.file, number(judged.runs[e.name].judged)] for e in board.entries]
+        body = [[str(e.rank), md(e.file), number(judged.runs[e.name].judged)] for e in board.entries]
         return ["## Judgments", "", markdown_table(["rank", "file", judged.label], body, [True, False, True]), "",
                 f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} before condensing",
                 "- judged-only scores (condensed lists): unjudged documents are removed, so no bound with them counted relevant applies"]
-    heads = ["rank", "file", judged.label, f"{official} (unjudged non-relevant)", "(unjudged relevant)", "unjudged retrieved"]
+    heads = ["rank", "file", md(judged.label), md(f"{official} (unjudged non-relevant)"), "(unjudged relevant)", "unjudged retrieved"]
     body = []
     for entry in board.entries:
         run = judged.runs[entry.name]
-        body.append([str(entry.rank), entry.file, number(run.judged), number(run.values[official]), number(run.upper[official]),
+        body.append([str(entry.rank), md(entry.file), number(run.judged), number(run.values[official]), number(run.upper[official]),
                      f"{run.added:,}"])
     return [
         "## Judgments", "",
@@ -110,7 +112,7 @@ def legend(board: Leaderboard) -> list[str]:
 
 def header(board: Leaderboard) -> str:
     return (
-        f"leaderboard · task {board.task or '?'} · gold {board.gold} ({board.n_gold} queries) · "
+        f"leaderboard · task {board.task or '?'} · gold {visible(shown_path(board.gold))} ({board.n_gold} queries) · "
         f"{len(board.entries)} ranked, {len(board.rejected)} not ranked"
     )
 
@@ -125,7 +127,7 @@ def as_table(board: Leaderboard, policy: list[str] | None = None, judged: "Judge
     if board.rejected:
         parts += ["", "not ranked:", text_table(["file", "problem", "reason"], [[r.path, r.kind, r.reason] for r in board.rejected], [False] * 3)]
     parts.append("")
-    parts += [f"# {line}" for line in legend(board) + notes(board) + (policy or [])]
+    parts += [f"# {visible(line)}" for line in legend(board) + notes(board) + (policy or [])]
     return "\n".join(parts).rstrip("\n")
 
 
@@ -140,23 +142,25 @@ def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: M
                 judged: "JudgedColumns | None" = None) -> str:
     from evalkit.manifest import manifest_markdown
 
-    parts = [f"# Leaderboard: {board.task or '?'}", "", f"{header(board)}", "", "## Ranking", ""]
+    parts = [f"# Leaderboard: {md(board.task or '?')}", "", md(header(board)), "", "## Ranking", ""]
     if board.entries:
-        heads, body = rows(board, bold_best=True, judged=judged)
+        heads, body = rows(board, bold_best=True, judged=judged, name=md)
+        heads = [md(h) for h in heads]
+        body = [[*row[:-1], md(row[-1])] for row in body]
         parts.append(markdown_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
-        parts += [""] + [f"- {line}" for line in legend(board)] + ["- best value per column in **bold**"]
+        parts += [""] + [f"- {md(line)}" for line in legend(board)] + ["- best value per column in **bold**"]
         if judged:
             parts += [""] + judgments_section(board, judged)
     else:
         parts.append("No run could be ranked.")
     parts += ["", "## Not ranked", ""]
     if board.rejected:
-        parts.append(markdown_table(["file", "problem", "reason"], [[f"`{r.path}`", r.kind, r.reason] for r in board.rejected], [False] * 3))
+        parts.append(markdown_table(["file", "problem", "reason"], [[md(r.path), md(r.kind), md(r.reason)] for r in board.rejected], [False] * 3))
     else:
         parts.append("Every file was ranked.")
     extra = notes(board) + (policy or [])
     if extra:
-        parts += ["", "## Notes", ""] + [f"- {line}" for line in extra]
+        parts += ["", "## Notes", ""] + [f"- {md(line)}" for line in extra]
     if manifest:
         parts += ["", "## Manifest", "", manifest_markdown(manifest)]
     return "\n".join(parts) + "\n"
