@@ -32,18 +32,23 @@ BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_INPUT_BYTES = 1 << 30
 MAX_INPUT_ENV = "EVALKIT_MAX_INPUT_SIZE"
 CHUNK = 1 << 20
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\s*\Z", re.IGNORECASE)
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\Z", re.IGNORECASE)  # on stripped text: linear
 
 
 def parse_size(text: str) -> int:
     """Bytes in ``"1073741824"``, ``"512M"``, ``"4G"``, ``"2GiB"`` (binary units)."""
     from evalkit.errors import UsageError
 
-    match = _SIZE.match(str(text))
+    from evalkit.errors import shown
+
+    match = _SIZE.match(str(text).strip())
     if not match or float(match.group(1)) <= 0:
-        raise UsageError(f"input size limit {text!r}: write a positive size such as 512M, 4G or 2147483648")
+        raise UsageError(f"input size limit {shown(text)}: write a positive size such as 512M, 4G or 2147483648")
     unit = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[match.group(2).lower()]
-    return int(float(match.group(1)) * (1 << unit))
+    size = float(match.group(1)) * (1 << unit)
+    if not size < 1 << 62:  # also infinity: float('9' * 400)
+        raise UsageError(f"input size limit {shown(text)} is beyond any file (at most 4E)")
+    return int(size)
 
 
 def max_input_bytes() -> int:

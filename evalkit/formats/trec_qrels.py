@@ -13,6 +13,7 @@ from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import data_line_number, read_whitespace
 from evalkit.textio import LoadedFile
+from evalkit.values import first_repeated_pair
 
 
 def sniff(sample: Sample) -> bool:
@@ -26,16 +27,14 @@ def sniff(sample: Sample) -> bool:
     return True
 
 
+JUDGED_TWICE = "the same (query, document) pair is judged twice"
+
+
 def check_unique_pairs(qidx: np.ndarray, didx: np.ndarray, n_docs: int, label: str, line_of=None) -> None:
     """Raise on a (query, doc) pair judged twice, naming the line of the repeat."""
-    key = qidx * max(n_docs, 1) + didx
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    if np.any(counts > 1):
-        seen = np.zeros(len(key), dtype=bool)
-        seen[first] = True
-        repeat = int(np.flatnonzero(~seen)[0])
-        line = line_of(repeat) if line_of else None
-        raise InputError(label, "the same (query, document) pair is judged twice", line)
+    repeat = first_repeated_pair(qidx, didx, n_docs)
+    if repeat is not None:
+        raise InputError(label, JUDGED_TWICE, line_of(repeat) if line_of else None)
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:
