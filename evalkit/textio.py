@@ -273,7 +273,9 @@ def _unzip_single(raw: bytes, path: str) -> tuple[bytes, str]:
     with open_zip(raw, path) as archive:
         members = zip_data_members(archive, path)
         if len(members) != 1:
-            names = ", ".join(m.filename for m in members) or "none"
+            from evalkit.errors import listed
+
+            names = listed((m.filename for m in members), total=len(members)) or "none"
             raise InputError(path, f"zip must hold exactly one predictions file, found {len(members)} ({names})")
         member = members[0]
         return read_zip_member(archive, member, path), member.filename

@@ -26,10 +26,11 @@ COLUMN_OPTION = click.option("--column", default=None, help="Name of the list co
 
 
 def warn(message: str) -> None:
-    """One warning line; control characters of file names and ids shown escaped."""
+    """One warning line; control characters of file names and ids shown escaped; cut and counted past 1,000 characters."""
+    from evalkit.errors import bounded
     from evalkit.safetext import visible
 
-    click.echo(f"warning: {visible(message)}", err=True)
+    click.echo(bounded(f"warning: {visible(message)}"), err=True)
 
 
 DEPTH_OPTION = click.option(

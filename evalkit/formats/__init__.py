@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from evalkit.columns import KNOWN_HEADER
-from evalkit.errors import InputError, UsageError
+from evalkit.errors import InputError, UsageError, shown
 from evalkit.textio import LoadedFile, load
 
 
@@ -100,7 +100,7 @@ def detect(loaded: LoadedFile, kind: str, option: str = "--format") -> Format:
             raise InputError(loaded.label, f"looks like {what} ({fmt.name}), not a {'run' if kind == 'run' else 'gold file'}")
     first = sample.first
     if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_HEADER):
-        raise InputError(loaded.label, f"header {first.strip()!r} is not tab- or comma-separated", 1)
+        raise InputError(loaded.label, f"header {shown(first.strip())} is not tab- or comma-separated", 1)
     names = ", ".join(f.name for f in formats(kind))
     raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with {option})", 1)
 

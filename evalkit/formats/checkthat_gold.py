@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from evalkit.columns import CHECKTHAT_TWEET_TEXT
 from evalkit.data import Qrels
-from evalkit.errors import InputError
+from evalkit.errors import InputError, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import header_delimiter, find_column, read_delimited
 from evalkit.textio import LoadedFile
@@ -30,7 +30,7 @@ def read(loaded: LoadedFile, **_) -> Qrels:
         if not query or not doc:
             raise InputError(label, "empty post_id or cord_uid", line)
         if query in first_line:
-            raise InputError(label, f"post_id {query!r} appears twice (first on line {first_line[query]})", line)
+            raise InputError(label, f"post_id {shown(query)} appears twice (first on line {first_line[query]})", line)
         first_line[query] = line
         qids.append(query)
         docs.append(doc)

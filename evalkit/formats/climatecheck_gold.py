@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_CLAIM_TEXT
 from evalkit.data import Qrels
-from evalkit.errors import InputError
+from evalkit.errors import InputError, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import find_column, header_delimiter, read_delimited
 from evalkit.formats.trec_qrels import check_unique_pairs
@@ -39,7 +39,7 @@ def read(loaded: LoadedFile, **_) -> Qrels:
             raise InputError(label, "empty claim_id or abstract id", line)
         canonical = normalize_label(fields[lcol])
         if canonical is None:
-            raise InputError(label, f"annotation {fields[lcol]!r} is not one of {', '.join(LABELS)}", line)
+            raise InputError(label, f"annotation {shown(fields[lcol])} is not one of {', '.join(LABELS)}", line)
         claims.append(claim)
         abstracts.append(abstract)
         labels.append(canonical)

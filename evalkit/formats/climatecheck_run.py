@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_LABEL
 from evalkit.data import Run
+from evalkit.errors import listed, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import find_column, header_delimiter, read_delimited
 from evalkit.labels import LABELS, normalize_label
@@ -27,9 +28,7 @@ def sniff(sample: Sample) -> bool:
 
 
 def _first(found: dict[str, int], what: str, limit: int = 3) -> str:
-    shown = ", ".join(f"{k!r} (line {v})" for k, v in list(found.items())[:limit])
-    more = f" and {len(found) - limit} more" if len(found) > limit else ""
-    return f"{len(found)} {what}: {shown}{more}"
+    return f"{len(found)} {what}: {listed(found.items(), limit, lambda item: f'{shown(item[0])} (line {item[1]})', len(found))}"
 
 
 def read(loaded: LoadedFile, **_) -> Run:
@@ -83,7 +82,7 @@ def read(loaded: LoadedFile, **_) -> Run:
     if disagreeing:
         claim, line = next(iter(disagreeing.items()))
         warnings.append(
-            f"{label}: the rank column disagrees with row order for {len(disagreeing)} claims (first: {claim!r}, line {line}); "
+            f"{label}: the rank column disagrees with row order for {len(disagreeing)} claims (first: {shown(claim)}, line {line}); "
             "the official Recall@k reads row order and the official Bpref sorts by the rank column; evalkit's own metrics read row order"
         )
     if odd_ranks:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from evalkit.columns import LIST_RUN_QUERY_ID
 from evalkit.data import Run
-from evalkit.errors import InputError
+from evalkit.errors import InputError, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import header_delimiter, read_delimited
 from evalkit.listparse import ListLiteralError, parse_id_list
@@ -65,19 +65,14 @@ def read(loaded: LoadedFile, column: str | None = None, **_) -> Run:
         if not query:
             raise InputError(label, "empty query id", line)
         if query in first_line:
-            raise InputError(label, f"query {query!r} appears twice (first on line {first_line[query]})", line)
+            raise InputError(label, f"query {shown(query)} appears twice (first on line {first_line[query]})", line)
         try:
             ids = parse_id_list(fields[list_col])
         except ListLiteralError as exc:
-            raise InputError(label, f"column {header[list_col]!r} {exc}: {_short(fields[list_col])}", line) from None
+            raise InputError(label, f"column {header[list_col]!r} {exc}: {shown(' '.join(fields[list_col][:1000].split()))}", line) from None
         first_line[query] = line
         lists[query] = ids
     return Run.from_lists(lists)
-
-
-def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read))
