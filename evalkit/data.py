@@ -224,6 +224,12 @@ class Qrels:
     name: str = "gold"
     source: Source | None = None
     as_written: Mapping[str, tuple[str, ...]] | None = None  # the gold's columns as written (see Run.as_written)
+    layout: str = ""  # built in memory: the gold format its columns were read as (task detection); files: source.format
+
+    @property
+    def gold_format(self) -> str:
+        """The format the gold was read as (``""``: judgments built in code), which task detection reads."""
+        return self.source.format if self.source is not None else self.layout
 
     @classmethod
     def from_rows(cls, qids, docs, grades, labels=None, **kwargs) -> "Qrels":

@@ -98,11 +98,11 @@ def check_task_name(task: str) -> None:
         get_task(task)
 
 
-def resolve_task(task: str, qrels: Qrels, run: Run | None) -> "Task":
-    """The task named, or detected from the gold's format (and the run's labels) with ``"auto"``."""
+def resolve_task(task: str, qrels: Qrels) -> "tuple[Task, str]":
+    """The task named, or detected from the gold's format with ``"auto"`` (never from a run), and why."""
     from evalkit.runset import resolve_task as _resolve
 
-    return _resolve(task, qrels, run)
+    return _resolve(task, qrels)
 
 
 def _paths_of(runs: Sequence[RunLike]) -> list[str | None]:
