@@ -51,14 +51,13 @@ def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", colum
     if isinstance(obj, (str, os.PathLike)):
         return read_run(obj, format, column=column, name=name)
     if _is_frame(obj):
-        return Run.from_pandas(obj, name=name or "run")
+        from evalkit.memory import run_from_frame
+
+        return run_from_frame(obj, name or "run", column)
     if isinstance(obj, Mapping):
-        values = list(obj.values())
-        if all(isinstance(v, Mapping) for v in values):
-            return Run.from_scores({str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in obj.items()}, name=name or "run")
-        if all(isinstance(v, (list, tuple)) for v in values):
-            return Run.from_lists({str(q): [str(d) for d in docs] for q, docs in obj.items()}, name=name or "run")
-        raise UsageError("a run dict maps query ids to {doc_id: score} dicts or to [doc_id, ...] lists")
+        from evalkit.memory import run_from_dict
+
+        return run_from_dict(obj, name or "run")
     raise UsageError(f"cannot use a {type(obj).__name__} as a run (give a path, a Run, a DataFrame or a dict)")
 
 
@@ -69,9 +68,13 @@ def as_qrels(obj: QrelsLike, *, format: str = "auto") -> Qrels:
     if isinstance(obj, (str, os.PathLike)):
         return read_qrels(obj, format)
     if _is_frame(obj):
-        return Qrels.from_pandas(obj)
-    if isinstance(obj, Mapping) and all(isinstance(v, Mapping) for v in obj.values()):
-        return Qrels.from_dict({str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in obj.items()})
+        from evalkit.memory import qrels_from_frame
+
+        return qrels_from_frame(obj)
+    if isinstance(obj, Mapping):
+        from evalkit.memory import qrels_from_dict
+
+        return qrels_from_dict(obj)
     raise UsageError(f"cannot use a {type(obj).__name__} as gold (give a path, a Qrels, a DataFrame or a dict)")
 
 

@@ -77,7 +77,7 @@ def resolve_task(task_name: str, qrels: Qrels) -> tuple[Task, str]:
         where = f"the gold's format, {qrels.gold_format}"
     else:
         where = f"the gold's columns ({qrels.gold_format})" if qrels.gold_format else "the gold: judgments built in memory"
-    return task, f"task {task.name}: detected from {where}; a run never chooses the task (name one with --task)"
+    return task, f"task {task.name}: detected from {where}; a run never chooses the task (name one with --task, or task= in Python)"
 
 
 def foreign_queries(score: TaskScore, label: str) -> str | None:

@@ -32,6 +32,9 @@ NUMBER_BYTES = re.compile(_NUMBER.encode() + rb"\Z")
 BLANKS = " \t\r\n\x0b\x0c"  # ASCII whitespace: what the readers split and strip on (C's isspace)
 
 
+JUDGED_TWICE = "the same (query, document) pair is judged twice"
+
+
 class ValueProblem(ValueError):
     """A value that breaks one of the rules; the message names the value (cut) and the rule; ``row``: where in a column."""
 
@@ -118,6 +121,50 @@ def identifiers(values: Any, what: str = "id") -> list[str]:
         except ValueProblem as problem:
             raise ValueProblem(str(problem), row) from None
     return out
+
+
+def cell_text(value: Any) -> str:
+    """A table cell (a DataFrame's) as the text a file would hold: missing values (None, NaN, NA) are empty,
+    integers their digits, floats ``repr`` (read back exactly), a list of ids its literal, anything else ``str``."""
+    if isinstance(value, str):
+        return value
+    if value is None or _is_na(value) or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        items = value.tolist() if isinstance(value, np.ndarray) else list(value)
+        return repr([item if isinstance(item, str) else cell_text(item) for item in items])
+    return str(value)
+
+
+def table_column(frame: Any, column: Any, convert, what: str, label: str) -> Any:
+    """``convert(values, what)`` of one DataFrame column; a problem names the DataFrame row (1-based) and index."""
+    from evalkit.errors import UsageError
+
+    try:
+        return convert(frame[column].to_numpy(), what)
+    except ValueProblem as problem:
+        row = problem.row if problem.row is not None else 0
+        raise UsageError(f"{label}, row {row + 1} (index {shown(frame.index[row])}), column {shown(str(column))}: {problem}") from None
+
+
+def check_table_columns(frame: Any, label: str) -> None:
+    """A DataFrame whose column names are unique (case and blanks aside): which of two would hold the data?"""
+    from evalkit.errors import UsageError
+
+    seen: set[str] = set()
+    for column in frame.columns:
+        key = str(column).strip().lower()
+        if key in seen:
+            raise UsageError(f"{label}: column {shown(str(column).strip())} appears twice (which one holds the data?)")
+        seen.add(key)
+    if len(frame) == 0:
+        raise UsageError(f"{label}: no rows")
 
 
 def first_repeated_pair(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> int | None:

@@ -51,6 +51,9 @@ class Format:
     description: str
     sniff: Callable[..., bool]  # a Sample for runs and gold files, a collections.Probe for collections
     read: Callable[..., object]
+    # headed tables: the same reading from rows already split, ``(header, records, label, **options)`` with
+    # records ``(line, fields)`` as :func:`~evalkit.formats.tables.read_delimited` yields (a DataFrame's rows)
+    read_rows: Callable[..., object] | None = None
 
 
 _REGISTRY: dict[str, Format] = {}

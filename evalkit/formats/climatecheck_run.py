@@ -11,6 +11,8 @@ scorer cannot read are refused: no claim_id / abstract_id / rank column.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_LABEL
 from evalkit.data import Run
 from evalkit.errors import listed, shown
@@ -32,8 +34,10 @@ def _first(found: dict[str, int], what: str, limit: int = 3) -> str:
 
 
 def read(loaded: LoadedFile, **_) -> Run:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Run:
     ccol = find_column(header, ("claim_id",), label, "claim id")
     acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
     rcol = find_column(header, ("rank",), label, "rank")
@@ -102,4 +106,4 @@ def read(loaded: LoadedFile, **_) -> Run:
     )
 
 
-FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read))
+FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, read_rows))

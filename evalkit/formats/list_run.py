@@ -9,6 +9,8 @@ never evaluated. Rank = position in the list.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import LIST_RUN_QUERY_ID
 from evalkit.data import Run
 from evalkit.errors import InputError, shown
@@ -52,8 +54,10 @@ def _pick_columns(header: list[str], first_row: list[str] | None, column: str | 
 
 
 def read(loaded: LoadedFile, column: str | None = None, **_) -> Run:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label, column=column)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, column: str | None = None, **_) -> Run:
     lists: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
     columns = None
@@ -75,4 +79,4 @@ def read(loaded: LoadedFile, column: str | None = None, **_) -> Run:
     return Run.from_lists(lists)
 
 
-FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read))
+FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read, read_rows))

@@ -13,7 +13,7 @@ from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import data_line_number, read_whitespace
 from evalkit.textio import LoadedFile
-from evalkit.values import first_repeated_pair
+from evalkit.values import JUDGED_TWICE, first_repeated_pair
 
 
 def sniff(sample: Sample) -> bool:
@@ -25,9 +25,6 @@ def sniff(sample: Sample) -> bool:
     except ValueError:
         return False
     return True
-
-
-JUDGED_TWICE = "the same (query, document) pair is judged twice"
 
 
 def check_unique_pairs(qidx: np.ndarray, didx: np.ndarray, n_docs: int, label: str, line_of=None) -> None:
