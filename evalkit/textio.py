@@ -341,14 +341,17 @@ def load(path: str | os.PathLike) -> LoadedFile:
     return LoadedFile(path=path, data=decode_check(raw, label), sha256=digest, member=member)
 
 
-def parse_json(text: str | bytes, label: str, line: int | None = None):
-    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep)."""
+def parse_json(text: str | bytes, label: str, line: int | None = None, pairs_hook=None):
+    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep, or a
+    ``ValueError`` of ``pairs_hook``, the ``object_pairs_hook`` that may refuse an object)."""
     import json
 
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
         raise InputError(label, f"not valid JSON ({exc.msg})", line if line is not None else exc.lineno) from None
+    except ValueError as exc:  # the hook's refusal
+        raise InputError(label, str(exc), line) from None
     except RecursionError:
         raise InputError(label, "JSON nested too deeply", line) from None
     except UnicodeDecodeError:
