@@ -11,6 +11,7 @@ are read through :func:`evalkit.formats.collections.read_corpus` /
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -34,6 +35,11 @@ class Sample:
         import csv
 
         return next(csv.reader([self.first], delimiter=delimiter), [])
+
+    @property
+    def fields(self) -> list[str]:
+        """The first line split as the whitespace readers split it (ASCII blanks only, as C's isspace)."""
+        return [f.decode("utf-8", errors="replace") for f in self.first.encode("utf-8", errors="replace").split()]
 
     @property
     def delimiter(self) -> str:
@@ -68,14 +74,25 @@ def formats(kind: str | None = None) -> list[Format]:
     return [f for f in _REGISTRY.values() if kind is None or f.kind == kind]
 
 
+# the start of a data line: a line whose first non-blank byte is not '#' (linear: one way to read each line's blanks)
+_DATA_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*[^ \t\r\n\x0b\x0c#]", re.MULTILINE)
+
+
 def sample_of(loaded: LoadedFile, n: int = 6) -> Sample:
-    """The first ``n`` lines that are neither blank nor comments (first non-blank character ``#``)."""
-    lines = []
-    for line in loaded.data[: 1 << 16].decode("utf-8", errors="replace").split("\n"):
-        if line.strip() and not line.lstrip().startswith("#"):
-            lines.append(line)
-        if len(lines) >= n:
+    """The first ``n`` lines that are neither blank nor comments (first non-blank character ``#``), whole.
+
+    The lines the readers read, as they read them (however long, wherever they start): a file is recognised
+    by the same lines and the same fields that its reader then reads, never by a cut window of bytes.
+    """
+    data, lines, position = loaded.data, [], 0
+    while len(lines) < n:
+        found = _DATA_LINE.search(data, position)
+        if found is None:
             break
+        end = data.find(b"\n", found.start())
+        end = len(data) if end < 0 else end
+        lines.append(data[found.start():end].decode("utf-8", errors="replace"))
+        position = end + 1
     return Sample(lines)
 
 

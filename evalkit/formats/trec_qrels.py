@@ -17,7 +17,7 @@ from evalkit.values import JUDGED_TWICE, first_repeated_pair
 
 
 def sniff(sample: Sample) -> bool:
-    parts = sample.first.split()
+    parts = sample.fields
     if len(parts) != 4:
         return False
     try:

@@ -26,8 +26,10 @@ def _is_number(text: str) -> bool:
 
 
 def sniff(sample: Sample) -> bool:
-    parts = sample.first.split()
-    return len(parts) >= 6 and _is_number(parts[4]) and _is_number(parts[3])  # rank: any number (trec_eval ignores it)
+    """What the reader requires of every line: six fields or more, the fifth a number (``nan`` too, so that the
+    reader names the line); the rank column is read by neither (trec_eval ignores it)."""
+    parts = sample.fields
+    return len(parts) >= 6 and _is_number(parts[4])
 
 
 def read(loaded: LoadedFile, **_) -> Run:
