@@ -74,17 +74,15 @@ class FiniteFloat(click.ParamType):
         self.minimum = minimum
 
     def convert(self, value, param, ctx):
-        import math
+        from evalkit.values import ValueProblem, number, number_text
 
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if self.minimum is not None and number < self.minimum:
+        try:  # the one number rule of every input: ASCII decimals, finite (float() would take 1_0 and Arabic digits)
+            result = number_text(value, "") if isinstance(value, str) else number(value, "")
+        except ValueProblem as problem:
+            self.fail(str(problem).strip(), param, ctx)
+        if self.minimum is not None and result < self.minimum:
             self.fail(f"{value!r} is below {self.minimum:g}", param, ctx)
-        return number
+        return result
 
 
 FINITE = FiniteFloat()

@@ -16,7 +16,6 @@ refused with the choices spelled out.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 
 from evalkit.errors import UsageError
@@ -54,13 +53,12 @@ def _close_matches(name: str) -> str:
 
 
 def _number(text: str, what: str, token: str) -> float:
+    from evalkit.values import ValueProblem, number_text
+
     try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"metric {token!r}: {what} {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise UsageError(f"metric {token!r}: {what} {text!r} is not a finite number")
-    return value
+        return number_text(text, what)  # the one number rule of every input
+    except ValueProblem as problem:
+        raise UsageError(f"metric {token!r}: {problem}") from None
 
 
 def _params(cls: type[Metric], text: str | None, token: str) -> dict:
