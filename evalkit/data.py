@@ -153,14 +153,14 @@ class Run:
         the file readers (:mod:`evalkit.values`): ids are text or integers, scores and ranks finite numbers.
         """
         from evalkit import columns as names
-        from evalkit.errors import UsageError
+        from evalkit.errors import UsageError, listed
         from evalkit.values import cell_text, check_table_columns, identifiers, numbers_array, table_column
 
         label = "run DataFrame"
         check_table_columns(frame, label)
         qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
         if qcol is None or dcol is None:
-            raise UsageError(f"{label} needs a query id and a doc id column (found: {', '.join(map(str, frame.columns))})")
+            raise UsageError(f"{label} needs a query id and a doc id column (found: {listed(map(str, frame.columns), 10)})")
         scol, rcol, lcol = (names.find(frame.columns, a) for a in (names.SCORE, names.RANK, names.LABEL))
         if scol is None and rcol is not None:  # a list run ranked by its rank column (stable: ties keep row order)
             ranks = table_column(frame, rcol, numbers_array, "rank", label)
@@ -264,7 +264,7 @@ class Qrels:
         """Judgments from a DataFrame: query id, doc id and grade columns (names as in :mod:`evalkit.columns`),
         under the file readers' rules (:mod:`evalkit.values`): finite grades, a pair judged once."""
         from evalkit import columns as names
-        from evalkit.errors import UsageError
+        from evalkit.errors import UsageError, listed
         from evalkit.values import JUDGED_TWICE, check_table_columns, first_repeated_pair, identifiers, numbers_array, table_column
 
         label = "gold DataFrame"
@@ -272,7 +272,7 @@ class Qrels:
         qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
         gcol = names.find(frame.columns, names.GRADE)
         if qcol is None or dcol is None or gcol is None:
-            raise UsageError(f"{label} needs query id, doc id and relevance columns (found: {', '.join(map(str, frame.columns))})")
+            raise UsageError(f"{label} needs query id, doc id and relevance columns (found: {listed(map(str, frame.columns), 10)})")
         grades = table_column(frame, gcol, numbers_array, "grade", label)
         qids = table_column(frame, qcol, identifiers, "query id", label)
         docs = table_column(frame, dcol, identifiers, "doc id", label)

@@ -13,7 +13,7 @@ from typing import Iterable
 
 from evalkit.columns import LIST_RUN_QUERY_ID
 from evalkit.data import Run
-from evalkit.errors import InputError, shown
+from evalkit.errors import InputError, listed, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import header_delimiter, read_delimited
 from evalkit.listparse import ListLiteralError, parse_id_list
@@ -35,7 +35,7 @@ def _pick_columns(header: list[str], first_row: list[str] | None, column: str | 
     named = [i for i, h in enumerate(header) if h]  # an unnamed first column is an index
     if column is not None:
         if column.lower() not in lowered:
-            raise InputError(label, f"no column {column!r} (found: {', '.join(map(repr, header))})", 1)
+            raise InputError(label, f"no column {shown(column)} (found: {listed(header, 10)})", 1)
         list_col = lowered.index(column.lower())
     elif "preds" in lowered:
         list_col = lowered.index("preds")
@@ -43,13 +43,13 @@ def _pick_columns(header: list[str], first_row: list[str] | None, column: str | 
         candidates = [i for i in named if first_row is not None and first_row[i].lstrip().startswith("[")]
         if len(candidates) != 1:
             problem = "no column holds id lists" if not candidates else "several columns hold id lists"
-            raise InputError(label, f"missing column 'preds' and {problem} (found: {', '.join(map(repr, header))}); name it with --column", 1)
+            raise InputError(label, f"missing column 'preds' and {problem} (found: {listed(header, 10)}); name it with --column", 1)
         list_col = candidates[0]
     id_col = next((lowered.index(c) for c in LIST_RUN_QUERY_ID if c in lowered), None)
     if id_col is None:
         id_col = next((i for i in named if i != list_col), None)
     if id_col is None or id_col == list_col:
-        raise InputError(label, f"missing query id column 'post_id' (found: {', '.join(map(repr, header))})", 1)
+        raise InputError(label, f"missing query id column 'post_id' (found: {listed(header, 10)})", 1)
     return id_col, list_col
 
 

@@ -19,7 +19,7 @@ from typing import Iterator
 
 import numpy as np
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, listed
 from evalkit import kernels
 from evalkit.ids import ArrowColumnCoder, arrow_to_numpy
 from evalkit.textio import LoadedFile
@@ -83,8 +83,7 @@ def find_column(header: list[str], candidates: tuple[str, ...], label: str, what
     for name in candidates:
         if name.lower() in lowered:
             return lowered.index(name.lower())
-    found = ", ".join(repr(h) for h in header)
-    raise InputError(label, f"missing {what} column {candidates[0]!r} (found: {found})", 1)
+    raise InputError(label, f"missing {what} column {candidates[0]!r} (found: {listed(header, 10)})", 1)
 
 
 _OTHER_SPACE = (b"\r", b"\x0b", b"\x0c")

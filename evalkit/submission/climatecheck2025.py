@@ -13,6 +13,7 @@ import io
 import re
 from typing import Sequence
 
+from evalkit.errors import listed
 from evalkit.labels import LABELS, normalize_label
 from evalkit.submission import Expectations, SubmissionFormat, register
 from evalkit.submission.container import SubmissionText, header_and_records
@@ -27,8 +28,8 @@ def _check_header(header: list[str], line: int, expectations: Expectations, prob
     names = [h.strip() for h in header]
     missing = [c for c in REQUIRED if c not in names]
     if missing:
-        found = ", ".join(repr(h) for h in header)
-        problems.error("header", f"missing column(s) {', '.join(map(repr, missing))} (found: {found}); expected claim_id,abstract_id,rank[,label]", line)
+        problems.error("header", f"missing column(s) {', '.join(map(repr, missing))} (found: {listed(header, 10)}); "
+                                 "expected claim_id,abstract_id,rank[,label]", line)
         return None
     if names != header or names[: len(REQUIRED)] != list(REQUIRED) or any(n not in REQUIRED + (LABEL,) for n in names):
         problems.error("header", f"header is {','.join(header)!r}; expected exactly 'claim_id,abstract_id,rank' or 'claim_id,abstract_id,rank,label'", line)
