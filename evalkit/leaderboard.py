@@ -169,6 +169,7 @@ def build_leaderboard(
     options.check()
     qrels = read_qrels(gold_path, scoring.gold_format)  # a bad gold is fatal: nothing can be ranked
     task, task_note = resolve_task(scoring.task, qrels)  # from the gold or the user: never from a participant's file
+    task.metrics(list(scoring.metrics) if scoring.metrics else None)  # the organiser's options fail once, never blamed on a file
     files, skipped = collect_files(folder, patterns, recursive, gold_path)
     if not files:
         raise UsageError(f"{folder}: no run files found (patterns: {' '.join(patterns)})")

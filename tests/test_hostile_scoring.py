@@ -91,6 +91,8 @@ CASES: dict[str, tuple[Callable[[Path], tuple], str]] = {
                       "seed must be from 0"),
     "train --seed 10**20": (lambda f: ("train", "bm25", "--corpus", "corpus.jsonl", "--train-queries", "queries.tsv", "--train-qrels",
                                        "gold.qrels", "--out", "m", "--seed", str(10**20)), "seed must be from 0"),
+    "leaderboard --metrics unknown": (lambda f: ("leaderboard", (f / "runs").mkdir() or write(f, "runs/a.trec", RUN).parent, "--gold",
+                                                 "gold.qrels", "--metrics", "nonsense@x"), "unknown metric 'nonsense'"),
     "compare --metrics two metrics": (lambda f: ("compare", "gold.qrels", "run.trec", write(f, "run2.trec", RUN), "--metrics", "map ndcg"),
                                       "cannot read metric"),
 }
