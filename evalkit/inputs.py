@@ -47,6 +47,10 @@ def _is_frame(obj: Any) -> bool:
 def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None) -> Run:
     """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring)."""
     if isinstance(obj, Run):
+        if obj.source is None:  # built in code (Run.from_scores...): the same rules as a file's
+            from evalkit.memory import check_built
+
+            check_built(obj, f"run {obj.name!r}")
         return obj.with_name(name) if name else obj
     if isinstance(obj, (str, os.PathLike)):
         return read_run(obj, format, column=column, name=name)
@@ -64,6 +68,10 @@ def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", colum
 def as_qrels(obj: QrelsLike, *, format: str = "auto") -> Qrels:
     """A :class:`Qrels` from a path, a Qrels, a DataFrame or a ``{query_id: {doc_id: grade}}`` dict."""
     if isinstance(obj, Qrels):
+        if obj.source is None:
+            from evalkit.memory import check_built
+
+            check_built(obj, "gold Qrels")
         return obj
     if isinstance(obj, (str, os.PathLike)):
         return read_qrels(obj, format)

@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError, shown
 from evalkit.formats import Format, Sample, formats
-from evalkit.values import JUDGED_TWICE, ValueProblem, cell_text, check_table_columns, identifier, number
+from evalkit.values import JUDGED_TWICE, ValueProblem, cell_text, check_table_columns, first_repeated_pair, identifier, number
 
 SNIFF_ROWS = 5  # rows shown to a format's sniff, as a file's first lines are
 
@@ -86,6 +86,23 @@ def qrels_from_frame(frame) -> Qrels:
     if fmt is None:
         return Qrels.from_pandas(frame)
     return replace(_read_rows(fmt, frame, label), layout=fmt.name)
+
+
+def check_built(item: Run | Qrels, label: str) -> None:
+    """A :class:`Run` or :class:`Qrels` built in code (not read from a file) meets the readers' rules: text ids,
+    finite scores or grades, a pair judged once (vectorised: the values are already arrays)."""
+    import numpy as np
+
+    for what, ids in (("query id", item.query_ids), ("doc id", item.doc_ids)):
+        for value in ids.tolist():
+            if not isinstance(value, str) or not value.strip():
+                raise UsageError(f"{label}: {what} {shown(value)} is not text (build runs and gold with text ids, or pass a dict)")
+    values, what = (item.grades, "grade") if isinstance(item, Qrels) else (item.scores, "score")
+    if values is not None and len(values) and not np.all(np.isfinite(values)):
+        row = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise UsageError(f"{label}: {what} {values[row]} of query {shown(item.query_ids[item.qidx[row]])} is not a finite number")
+    if isinstance(item, Qrels) and first_repeated_pair(item.qidx, item.didx, len(item.doc_ids)) is not None:
+        raise UsageError(f"{label}: {JUDGED_TWICE}")
 
 
 def _ids(mapping: Mapping, what: str, label: str, clash: str = "") -> list[tuple[str, Any]]:

@@ -226,3 +226,15 @@ def test_climatecheck_frames_and_the_task_choice():
     assert auto.task == "climatecheck2025-retrieval" and any("Subtask I does not score" in w for w in auto.warnings)
     named = evalkit.score(labelled, gold, task="climatecheck2025-verification")
     assert named.task == "climatecheck2025-verification" and named.official == pytest.approx(2.0)
+
+
+def test_runs_and_gold_built_in_code_meet_the_same_rules():
+    with pytest.raises(UsageError, match="score nan of query 'q' is not a finite number"):
+        evalkit.score(evalkit.Run.from_scores({"q": {"a": float("nan")}}), JUDGED)
+    with pytest.raises(UsageError, match="doc id 1 is not text"):
+        evalkit.score(evalkit.Run.from_scores({"q": {1: 1.0}}), JUDGED)
+    with pytest.raises(UsageError, match="grade inf"):
+        evalkit.score(SCORES, evalkit.Qrels.from_dict({"q": {"a": float("inf")}}))
+    with pytest.raises(UsageError, match="judged twice"):
+        evalkit.score(SCORES, evalkit.Qrels.from_rows(["q", "q"], ["a", "a"], [0, 1]))
+    assert evalkit.score(evalkit.Run.from_scores(SCORES), evalkit.Qrels.from_dict(JUDGED), metrics="mrr").official == 1.0
