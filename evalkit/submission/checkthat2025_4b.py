@@ -35,13 +35,13 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
             problems.error("header", f"no 'preds' column and no single column of id lists; the content cannot be checked{hint}", line)
             return None
         list_col = lists[0]
-        problems.error("header", f"the id lists are in column {header[list_col]!r}; it must be named 'preds'", line)
+        problems.error("header", f"the id lists are in column {shown(header[list_col])}; it must be named 'preds'", line)
     id_col = next((lowered.index(c) for c in SUBMISSION_4B_QUERY_ID if c in lowered and lowered.index(c) != list_col), None)
     if id_col is None:
         problems.error("header", "no 'post_id' column; the content cannot be checked", line)
         return None
     if lowered[id_col] != "post_id":
-        problems.error("header", f"the tweet ids are in column {header[id_col]!r}; it must be named 'post_id'", line)
+        problems.error("header", f"the tweet ids are in column {shown(header[id_col])}; it must be named 'post_id'", line)
     extra = [repr(h) for i, h in enumerate(header) if i not in (id_col, list_col)]
     if extra:
         problems.error("header", f"extra column(s) {', '.join(extra)}; only post_id and preds are allowed", line)
@@ -73,7 +73,7 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
         return
     delimiter, header_line, header, records = read
     if header != HEADER:
-        problems.error("header", f"header is {delimiter.join(header)!r}; expected exactly 'post_id<TAB>preds'", header_line)
+        problems.error("header", f"header is {shown(delimiter.join(header))}; expected exactly 'post_id<TAB>preds'", header_line)
     columns = None
     seen: dict[str, int] = {}
     double_quoted: list[int] = []
