@@ -16,6 +16,7 @@ declarations. The task-aware submission entry points are in
 """
 from __future__ import annotations
 
+import numbers
 from importlib import metadata
 
 from evalkit.errors import EvalkitError, UsageError, shown
@@ -61,7 +62,10 @@ def register(task_cls: type[Task]) -> type[Task]:
         raise UsageError(f"task class {task_cls.__qualname__} has no name")
     existing = _REGISTRY.get(name.lower())
     if existing is None:
-        _REGISTRY[name.lower()] = task_cls()
+        try:
+            _REGISTRY[name.lower()] = task_cls()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is one line, not a traceback
+            raise UsageError(f"task {name!r} ({_origin(task_cls)}) cannot be created: {type(exc).__name__}: {shown(str(exc), 200)}") from None
     elif type(existing) is not task_cls:
         raise TaskNameClash(name, type(existing), task_cls)
     return task_cls
@@ -142,7 +146,7 @@ def detect_task(gold_format: str) -> Task:
             strength = task.detects(gold_format, None)
         except Exception as exc:  # noqa: BLE001 - a broken plugin is one line, not a traceback
             raise UsageError(_detection_failed(task, f"failed ({type(exc).__name__}: {shown(str(exc), 200)})")) from None
-        if isinstance(strength, bool) or not isinstance(strength, int):
+        if isinstance(strength, bool) or not isinstance(strength, numbers.Integral):
             raise UsageError(_detection_failed(task, f"answered {shown(strength)}, not an integer"))
         if strength != 0:
             claims.append((strength, -order, task))
