@@ -198,6 +198,11 @@ def test_an_undefined_official_score_never_ranks_above_a_defined_one(tmp_path):
     assert [row["run"] for row in board["ranking"]] == ["z_labelled", "a_unlabelled"]
     assert board["ranking"][1]["official"]["value"] is None
     assert "no label column" in board["undefined"]["ranking[1].official.value"]
+    page = evalkit("leaderboard", "runs", "--gold", "gold.csv", "--task", "climatecheck2025-verification", "--json", "page.json",
+                   cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    data = json.loads((tmp_path / "page.json").read_text(), parse_constant=lambda name: pytest.fail(f"bare {name} in JSON"))
+    assert [row["name"] for row in data["board"]["rows"]] == ["z_labelled", "a_unlabelled"] and data["undefined"]
 
 
 def test_json_outputs_have_no_bare_nan(tmp_path):
