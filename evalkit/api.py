@@ -22,7 +22,7 @@ The rest of the API lives beside what it drives and is re-exported by
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 
@@ -64,6 +64,7 @@ class ScoreResult:
     warnings: list[str]
     manifest: dict[str, Any]
     task_score: "TaskScore" = field(repr=False)
+    task_reason: str = ""  # which task scored the run and why (also the first policy line)
 
     @property
     def policy(self) -> list[str]:
@@ -126,9 +127,10 @@ def score(
 
         zscores = read_zscores(chosen.zscores)
     the_run = as_run(run, format=chosen.run_format, column=chosen.column)
-    the_task = resolve_task(chosen.task, qrels, the_run)
+    the_task, reason = resolve_task(chosen.task, qrels)
     extra = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
     result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs(), **extra)
+    result = replace(result, notes=[reason, *result.notes])
     manifest_options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": chosen.relevance_level,
                         "allow_partial": chosen.allow_partial}
     if chosen.depth is not None:
@@ -139,7 +141,7 @@ def score(
     manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options, command="score")
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
-        warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result,
+        warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result, task_reason=reason,
     )
 
 
@@ -179,9 +181,10 @@ def score_many(
     qrels = as_qrels(gold, format=chosen.gold_format)
     labels = _run_names(runs, names)
     loaded = [as_run(r, name=n, format=chosen.run_format, column=chosen.column) for r, n in zip(runs, labels)]
-    the_task = resolve_task(chosen.task, qrels, loaded[0] if loaded else None)
+    the_task, reason = resolve_task(chosen.task, qrels)
     wanted = metrics(the_task) if callable(metrics) else (metrics if metrics is not None else chosen.metrics)
-    scored = [score_one(the_task, qrels, run, run.name, wanted, chosen) for run in with_progress(loaded, progress, "scoring")]
+    scored = [score_one(the_task, qrels, run, run.name, wanted, chosen, task_note=reason)
+              for run in with_progress(loaded, progress, "scoring")]
     return the_task, qrels, scored
 
 

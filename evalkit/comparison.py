@@ -56,14 +56,13 @@ class CompareOptions:
             raise UsageError(f"unknown bootstrap CI method {self.ci_method!r} (choose {', '.join(CI_METHODS)})")
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r} (choose {', '.join(CORRECTIONS)})")
-        if not (1 <= self.permutations <= MAX_RESAMPLES and 1 <= self.bootstrap <= MAX_RESAMPLES):
-            raise UsageError(f"--permutations and --bootstrap must lie between 1 and {MAX_RESAMPLES:,} "
-                             f"(got {self.permutations:,} and {self.bootstrap:,}; p-values below 1e-6 need no more)")
-        from evalkit.options import MAX_SEED
+        from evalkit.options import seed_value, whole_number
 
-        if not 0 <= self.seed <= MAX_SEED:
-            raise UsageError(f"--seed must lie between 0 and {MAX_SEED} (got {self.seed})")
-        if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
+        for what, value in (("--permutations", self.permutations), ("--bootstrap", self.bootstrap)):
+            whole_number(value, what, 1, MAX_RESAMPLES)  # p-values below 1e-6 need no more
+        seed_value(self.seed, "--seed")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (self.confidence, self.alpha)) \
+                or not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
             raise UsageError("--confidence and --alpha must lie strictly between 0 and 1")
 
     def description(self, binary: str | None, comparisons: int = 2) -> list[str]:

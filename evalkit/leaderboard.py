@@ -91,6 +91,7 @@ class Leaderboard:
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     qrels: Qrels | None = field(default=None, repr=False)  # the gold every run was scored against
+    task_note: str = ""  # which task ranks the runs and why (from the gold or --task, never from a run)
 
 
 def collect_files(folder: str | Path, patterns: Sequence[str] = ("*",), recursive: bool = True, gold: str | None = None) -> tuple[list[Path], list[str]]:
@@ -167,6 +168,8 @@ def build_leaderboard(
 
     options.check()
     qrels = read_qrels(gold_path, scoring.gold_format)  # a bad gold is fatal: nothing can be ranked
+    task, task_note = resolve_task(scoring.task, qrels)  # from the gold or the user: never from a participant's file
+    task.metrics(list(scoring.metrics) if scoring.metrics else None)  # the organiser's options fail once, never blamed on a file
     files, skipped = collect_files(folder, patterns, recursive, gold_path)
     if not files:
         raise UsageError(f"{folder}: no run files found (patterns: {' '.join(patterns)})")
@@ -188,13 +191,13 @@ def build_leaderboard(
         except Exception as exc:  # one odd file must not stop the ranking of the others
             rejected.append(Rejected(relative[str(path)], "invalid", unexpected(exc)))
     if not runs:
-        return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels)
-    task = resolve_task(scoring.task, qrels, runs[0])
+        return Leaderboard(task.name, str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels,
+                           task_note=task_note)
     scored: list[ScoredRun] = []
     for run in runs:
         file = relative[run.source.path]
         try:
-            scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True))
+            scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True, task_note=task_note))
         except PartialRunError as exc:
             rejected.append(Rejected(file, "other split", reason_for(exc, run.source.path)))
         except EvalkitError as exc:
@@ -210,7 +213,8 @@ def build_leaderboard(
         notes.append(f"adjacent ranks are tested on {metric}: the official score has no per-query values")
     n_gold = scored[0].score.evaluation.n_gold if scored else len(qrels.query_ids)
     rejected.sort(key=lambda r: r.path)
-    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes, qrels=qrels)
+    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes, qrels=qrels,
+                       task_note=task_note)
 
 
 def duplicate_notes(scored: Sequence[ScoredRun], relative: dict[str, str]) -> list[str]:

@@ -8,11 +8,11 @@ time. Written inside JSON outputs, as a block in Markdown reports, and as a
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import platform
 from typing import Any, Mapping
 
+from evalkit import jsonout
 from evalkit._version import __version__
 from evalkit.ranking import RANKING_RULE
 from evalkit.outputs import atomic_write, sidecar_of
@@ -53,15 +53,17 @@ def build_manifest(
 
 
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:
-    """A Markdown block for reports (``< > & { }`` in its strings as JSON escapes: literal wherever it is published)."""
+    """A Markdown block for reports (``< > & { }`` in its strings as JSON escapes: literal wherever it is published;
+    no bare NaN: see :mod:`evalkit.jsonout`)."""
     from evalkit.safetext import markdown_json
 
-    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(manifest, indent=2), "```", "", "</details>"]
+    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(jsonout.document(manifest), indent=2, allow_nan=False),
+             "```", "", "</details>"]
     return "\n".join(lines)
 
 
 def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
     """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
     path = sidecar_of(output_path)
-    atomic_write(path, json.dumps(manifest, indent=2) + "\n", force=True)
+    atomic_write(path, jsonout.dumps(manifest, indent=2) + "\n", force=True)
     return path

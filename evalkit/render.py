@@ -1,7 +1,6 @@
 """Rendering a task score as a text table, JSON, Markdown, TSV or trec_eval's ``-q`` lines."""
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Mapping
 
@@ -73,7 +72,17 @@ def as_dict(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> dict
 
 
 def as_json(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> str:
-    return json.dumps(as_dict(score, manifest), indent=2, allow_nan=True)
+    from evalkit import jsonout
+
+    return jsonout.dumps(as_dict(score, manifest), undefined_reasons(score, "metrics"), indent=2)
+
+
+def undefined_reasons(score: TaskScore, prefix: str) -> dict[str, str]:
+    """JSON path -> why, for the values left undefined with an undefined official score (see :mod:`evalkit.jsonout`)."""
+    if not score.undefined:
+        return {}
+    why = f"undefined with the official score: {score.undefined}"
+    return {f"{prefix}.{name}": why for name, value in score.values.items() if not math.isfinite(value)}
 
 
 def as_tsv(score: TaskScore, digits: int = 6) -> str:

@@ -32,18 +32,23 @@ BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_INPUT_BYTES = 1 << 30
 MAX_INPUT_ENV = "EVALKIT_MAX_INPUT_SIZE"
 CHUNK = 1 << 20
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\s*\Z", re.IGNORECASE)
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\Z", re.IGNORECASE)  # on stripped text: linear
 
 
 def parse_size(text: str) -> int:
     """Bytes in ``"1073741824"``, ``"512M"``, ``"4G"``, ``"2GiB"`` (binary units)."""
     from evalkit.errors import UsageError
 
-    match = _SIZE.match(str(text))
+    from evalkit.errors import shown
+
+    match = _SIZE.match(str(text).strip())
     if not match or float(match.group(1)) <= 0:
-        raise UsageError(f"input size limit {text!r}: write a positive size such as 512M, 4G or 2147483648")
+        raise UsageError(f"input size limit {shown(text)}: write a positive size such as 512M, 4G or 2147483648")
     unit = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[match.group(2).lower()]
-    return int(float(match.group(1)) * (1 << unit))
+    size = float(match.group(1)) * (1 << unit)
+    if not size < 1 << 62:  # also infinity: float('9' * 400)
+        raise UsageError(f"input size limit {shown(text)} is beyond any file (at most 4E)")
+    return int(size)
 
 
 def max_input_bytes() -> int:
@@ -268,7 +273,9 @@ def _unzip_single(raw: bytes, path: str) -> tuple[bytes, str]:
     with open_zip(raw, path) as archive:
         members = zip_data_members(archive, path)
         if len(members) != 1:
-            names = ", ".join(m.filename for m in members) or "none"
+            from evalkit.errors import listed
+
+            names = listed((m.filename for m in members), total=len(members)) or "none"
             raise InputError(path, f"zip must hold exactly one predictions file, found {len(members)} ({names})")
         member = members[0]
         return read_zip_member(archive, member, path), member.filename
@@ -334,14 +341,17 @@ def load(path: str | os.PathLike) -> LoadedFile:
     return LoadedFile(path=path, data=decode_check(raw, label), sha256=digest, member=member)
 
 
-def parse_json(text: str | bytes, label: str, line: int | None = None):
-    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep)."""
+def parse_json(text: str | bytes, label: str, line: int | None = None, pairs_hook=None):
+    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep, or a
+    ``ValueError`` of ``pairs_hook``, the ``object_pairs_hook`` that may refuse an object)."""
     import json
 
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
         raise InputError(label, f"not valid JSON ({exc.msg})", line if line is not None else exc.lineno) from None
+    except ValueError as exc:  # the hook's refusal
+        raise InputError(label, str(exc), line) from None
     except RecursionError:
         raise InputError(label, "JSON nested too deeply", line) from None
     except UnicodeDecodeError:

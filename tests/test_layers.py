@@ -19,13 +19,15 @@ from helpers import REPO
 # bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
-                    "evalkit.options", "evalkit.labels", "evalkit.safetext")),
+                    "evalkit.options", "evalkit.labels", "evalkit.safetext", "evalkit.values", "evalkit.jsonout")),
     ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
     ("statistics", ("evalkit.stats", "evalkit.comparison")),
-    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs")),
-    ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.report", "evalkit.competition",
+    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs",
+               "evalkit.memory")),
+    ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.regression_schema", "evalkit.report",
+                  "evalkit.competition",
                   "evalkit.judging")),
     ("python api", ("evalkit.api", "evalkit.report.writer", "evalkit.fusion.api", "evalkit.judging.api")),
     ("pipeline runtime", ("evalkit.pipelines",)),

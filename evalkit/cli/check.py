@@ -20,7 +20,7 @@ from evalkit.cli.common import ALLOW_PARTIAL_OPTION, FINITE, MISSING_OPTION
 @click.option("--task", default=None, help="With --add: the task (see `evalkit tasks`).")
 @click.option("--gold", default=None, type=click.Path(dir_okay=False), help="With --add: the gold file (path relative to the current folder).")
 @click.option("--run", "run_path", default=None, type=click.Path(dir_okay=False), help="With --add: the run file.")
-@click.option("--metric", default=None, help="With --add: the metric (default: the task's official score).")
+@click.option("--metric", "--metrics", "metric", default=None, help="With --add: the metric (default: the task's official score).")
 @click.option("--name", default=None, help="With --add: the entry's name (default: folder/run name).")
 @MISSING_OPTION
 @ALLOW_PARTIAL_OPTION

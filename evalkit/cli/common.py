@@ -5,9 +5,7 @@ import functools
 
 import click
 
-from evalkit.options import MAX_SEED
-
-from evalkit.options import ScoringOptions
+from evalkit.options import MAX_DEPTH, MAX_SEED, ScoringOptions
 
 MISSING_OPTION = click.option(
     "--missing",
@@ -26,15 +24,44 @@ COLUMN_OPTION = click.option("--column", default=None, help="Name of the list co
 
 
 def warn(message: str) -> None:
-    """One warning line; control characters of file names and ids shown escaped."""
+    """One warning line; control characters of file names and ids shown escaped; cut and counted past 1,000 characters."""
+    from evalkit.errors import bounded
     from evalkit.safetext import visible
 
-    click.echo(f"warning: {visible(message)}", err=True)
+    click.echo(bounded(f"warning: {visible(message)}"), err=True)
 
 
+class WholeNumber(click.ParamType):
+    """An integer option under the rule the Python API applies (:func:`evalkit.options.whole_number`): one message."""
+
+    name = "integer"
+
+    def __init__(self, what: str, low: int, high: int):
+        self.what, self.low, self.high = what, low, high
+
+    def convert(self, value, param, ctx):
+        from evalkit.errors import UsageError, shown
+        from evalkit.options import whole_number
+
+        import re
+
+        text = str(value).strip()
+        if not isinstance(value, int) and not re.fullmatch(r"[+-]?[0-9]+", text):  # not int(): it takes 1_0 and Arabic digits
+            self.fail(f"{shown(text)} is not a whole number", param, ctx)
+        if not isinstance(value, int) and len(text.lstrip("+-").lstrip("0")) > 30:  # int() refuses 4,300 digits
+            self.fail(f"{self.what} must be from {self.low:,} to {self.high:,} (got {shown(text)})", param, ctx)
+        number = value if isinstance(value, int) else int(text)
+        try:
+            return whole_number(number, self.what, self.low, self.high)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+DEPTH = WholeNumber("depth", 1, MAX_DEPTH)  # every --depth: beyond any ranking is a typing error, not a traceback
+SEED = WholeNumber("seed", 0, MAX_SEED)  # every --seed: the range of a TOML seed and of the Python API
 DEPTH_OPTION = click.option(
     "--depth",
-    type=click.IntRange(min=1),
+    type=DEPTH,
     default=None,
     help="Only the top N documents of each ranking count (after the ranking rule), as trec_eval -M N.",
 )
@@ -47,25 +74,26 @@ class FiniteFloat(click.ParamType):
         self.minimum = minimum
 
     def convert(self, value, param, ctx):
-        import math
+        from evalkit.values import ValueProblem, number, number_text
 
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if self.minimum is not None and number < self.minimum:
+        try:  # the one number rule of every input: ASCII decimals, finite (float() would take 1_0 and Arabic digits)
+            result = number_text(value, "") if isinstance(value, str) else number(value, "")
+        except ValueProblem as problem:
+            self.fail(str(problem).strip(), param, ctx)
+        if self.minimum is not None and result < self.minimum:
             self.fail(f"{value!r} is below {self.minimum:g}", param, ctx)
-        return number
+        return result
 
 
 FINITE = FiniteFloat()
 RELEVANCE_LEVEL_OPTION = click.option(
     "--relevance-level", type=FINITE, default=1, show_default=True, help="Minimum grade that counts as relevant."
 )
-METRICS_OPTION = click.option("--metrics", "-m", "metrics", multiple=True,
-                              help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
+METRICS_OPTION = click.option("--metrics", "--metric", "-m", "metrics", multiple=True,
+                              help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10" (--metric works too).')
+# the metrics of a command whose own --metric names one metric (report): --metrics only
+METRICS_ONLY_OPTION = click.option("--metrics", "-m", "metrics", multiple=True,
+                                   help='Metrics besides the official one, e.g. "mrr@10 recall@5 ndcg@10".')
 JUDGED_ONLY_OPTION = click.option("--judged-only", "-J", "judged_only", is_flag=True,
                                   help="Score the condensed lists: unjudged documents removed before any metric (trec_eval -J).")
 NUM_DOCS_OPTION = click.option("--num-docs", "-N", "num_docs", type=click.IntRange(0, 2**62), default=0,
@@ -86,14 +114,17 @@ _SCORING_OPTIONS = {
 }
 
 
-def scoring_options(*, without: tuple[str, ...] = ()):
+def scoring_options(*, without: tuple[str, ...] = (), own_metric: bool = False):
     """The one set of scoring options (:class:`~evalkit.options.ScoringOptions`), handed to the command as ``scoring``.
 
     ``without`` leaves out fields a command takes otherwise (``metrics`` where
     ``--metric`` names one metric; ``run_format`` where every file is read in
-    its own format).
+    its own format). ``--metrics`` is also spelled ``--metric``, unless the
+    command has a ``--metric`` of its own (``own_metric``).
     """
     chosen = {name: option for name, option in _SCORING_OPTIONS.items() if name not in without}
+    if own_metric and "metrics" in chosen:
+        chosen["metrics"] = METRICS_ONLY_OPTION
 
     def decorate(command):
         @functools.wraps(command)
@@ -109,7 +140,6 @@ def scoring_options(*, without: tuple[str, ...] = ()):
     return decorate
 
 
-SEED = click.IntRange(0, MAX_SEED)  # one rule for every seed, as `seed =` in a pipeline config
 SEED_OPTION = click.option("--seed", type=SEED, default=42, show_default=True,
                            help="Seed of the randomization test and the bootstrap.")
 ALPHA_OPTION = click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Significance level.")

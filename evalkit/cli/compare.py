@@ -20,7 +20,8 @@ from evalkit.cli.common import (
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--baseline", "-b", default=None, help="The run the others are compared with (file, name or position; default: the first).")
-@click.option("--metric", "-m", default=None, help="Per-query metric to compare (default: the task's official metric).")
+@click.option("--metric", "--metrics", "-m", "metric", default=None,
+              help="Per-query metric to compare (default: the task's official metric; --metrics works too).")
 @click.option("--binary", default="success@1", show_default=True, help="Binary per-query outcome for McNemar (success@k: a relevant document in the top k).")
 @scoring_options(without=("metrics",))
 @ZERO_METHOD_OPTION

@@ -68,6 +68,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
         folder, gold, scoring=scoring, patterns=patterns, recursive=recursive, test=test_name, options=options,
     )
     policy = board.entries[0].scored.score.policy_lines()[:1] if board.entries else []
+    policy += [board.task_note] if board.task_note else []
     if board.entries:
         from evalkit.evaluation import MISSING_POLICIES
 

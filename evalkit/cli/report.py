@@ -33,7 +33,7 @@ from evalkit.cli.common import (
 @ALPHA_OPTION
 @SEED_OPTION
 @click.option("--title", default=None, help="Report title.")
-@scoring_options()
+@scoring_options(own_metric=True)
 @FORCE_OPTION
 @page_options
 def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, test_name, zero_method, permutations,

@@ -158,7 +158,7 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, f
 @click.option("--train-qrels", required=True, type=click.Path(dir_okay=False), help="Training qrels (TREC or BEIR).")
 @click.option("--first-stage", type=click.Path(dir_okay=False), default=None, help="A run on the training queries (negatives for rerankers).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option.")
-@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed, 0 to 2**32-1.")
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of the training run, 0 to 2**32-1.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to save the fitted system in.")
 @FORCE_OPTION
 def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):

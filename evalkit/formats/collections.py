@@ -38,7 +38,7 @@ from typing import Callable, Iterator, Mapping
 from evalkit.columns import COLLECTION_DOC_ID, COLLECTION_FIELDS, COLLECTION_QUERY_ID
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Source
-from evalkit.errors import InputError, UsageError
+from evalkit.errors import InputError, UsageError, shown
 from evalkit.formats import Format, formats, register
 from evalkit.textio import LoadedFile, check_regular, load
 
@@ -188,9 +188,9 @@ def _collect(records: Iterator[Record], label: str, what: str) -> tuple[list[str
         if not doc_id:
             raise InputError(label, f"{what} with an empty id", line)
         if doc_id in first_line:
-            raise InputError(label, f"duplicate {what} id {doc_id!r} (first on line {first_line[doc_id]})", line)
+            raise InputError(label, f"duplicate {what} id {shown(doc_id)} (first on line {first_line[doc_id]})", line)
         if not any(str(v).strip() for v in record.values()):
-            raise InputError(label, f"{what} {doc_id!r} has no text", line)
+            raise InputError(label, f"{what} {shown(doc_id)} has no text", line)
         first_line[doc_id] = line
         ids.append(doc_id)
         rows.append(record)

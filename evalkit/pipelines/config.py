@@ -55,8 +55,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from evalkit.errors import UsageError
+from evalkit.options import MAX_SEED  # one range for every seed
 from evalkit.pipelines.engine import EngineOptions
-from evalkit.options import MAX_SEED
 
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
               "fit_input", "run", "format"}

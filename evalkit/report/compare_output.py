@@ -1,7 +1,6 @@
 """Rendering a :class:`~evalkit.comparison.Comparison` as a text table, Markdown, JSON or per-query TSV."""
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Sequence
 
 from evalkit.comparison import TEST_NAMES, Comparison, PairComparison
@@ -155,7 +154,9 @@ def as_dict(comparison: Comparison, task: str, policy: Sequence[str] = (), manif
 
 
 def as_json(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None) -> str:
-    return json.dumps(as_dict(comparison, task, policy, manifest), indent=2)
+    from evalkit import jsonout
+
+    return jsonout.dumps(as_dict(comparison, task, policy, manifest), indent=2)
 
 
 def per_query_tsv(values: PairedValues, binary: PairedValues | None, baseline: str, digits: int = 6) -> str:

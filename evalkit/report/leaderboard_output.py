@@ -1,7 +1,6 @@
 """Rendering a :class:`~evalkit.leaderboard.Leaderboard` as a text table, Markdown or JSON."""
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -226,4 +225,12 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
 
 def as_json(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
             judged: "JudgedColumns | None" = None) -> str:
-    return json.dumps(as_dict(board, policy, manifest, judged), indent=2)
+    from evalkit import jsonout
+    from evalkit.render import undefined_reasons
+
+    reasons = {}
+    for i, e in enumerate(board.entries):
+        reasons.update(undefined_reasons(e.scored.score, f"ranking[{i}].metrics"))
+        if e.scored.score.undefined:
+            reasons[f"ranking[{i}].official.value"] = f"the official score is undefined: {e.scored.score.undefined}"
+    return jsonout.dumps(as_dict(board, policy, manifest, judged), reasons, indent=2)
