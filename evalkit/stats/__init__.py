@@ -14,7 +14,10 @@ Conventions shared by all tests:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -32,4 +35,22 @@ class TestResult:
         return {"test": self.test, "statistic": self.statistic, "p_value": self.p_value, **self.details}
 
 
-__all__ = ["TestResult"]
+@dataclass(frozen=True, eq=False)
+class PairTable:
+    """Every pair (i, j), i < j, of k runs in row-major order (``numpy.triu_indices(k, 1)``), as one all-pairs procedure left it.
+
+    ``difference = mean_i - mean_j``; ``low``/``high`` its interval (what kind
+    is the procedure's to say); ``p_value`` the pair's own p-value,
+    ``p_adjusted`` the one that accounts for all pairs.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    p_value: np.ndarray
+    p_adjusted: np.ndarray
+
+
+__all__ = ["PairTable", "TestResult"]
