@@ -22,23 +22,23 @@ import numpy as np
 
 from evalkit.comparison import CompareOptions
 from evalkit.errors import UsageError
-from evalkit.stats import PairTable
+from evalkit.stats import ALL_PAIRS_PROCEDURES, PairTable
 from evalkit.stats.anova import TwoWayAnova, two_way_anova
 from evalkit.stats.correction import CORRECTIONS, FAMILYWISE
 from evalkit.stats.paired import PairedValues
 
-PROCEDURES = {
-    "tukey": "paired Tukey HSD (studentized range on the residual mean square of the two-way ANOVA score ~ run + query, "
-             "as R's TukeyHSD(aov(score ~ system + topic)))",
-    "randomised-tukey": "randomised Tukey HSD (Sakai 2018): each query's scores permuted across the runs, "
-                        "the range of the permuted run means as the null distribution",
-    "wilcoxon": "Wilcoxon signed-rank test on every pair",
-    "ttest": "paired t-test on every pair",
-    "randomization": "Fisher randomization test on every pair",
-    "mcnemar": "McNemar's exact test on every pair (a 0/1 outcome per query)",
-}
+PROCEDURES = ALL_PAIRS_PROCEDURES
 TUKEY_PROCEDURES = ("tukey", "randomised-tukey")
 DEFAULT_PROCEDURE = "randomised-tukey"
+
+
+def resolve_procedure(name: str | None, n_runs: int) -> str | None:
+    """The procedure to run: ``auto`` is the default procedure with three or more runs, none with two; ``none``/None: none."""
+    if name is None or name == "none":
+        return None
+    if name == "auto":
+        return DEFAULT_PROCEDURE if n_runs >= 3 else None
+    return name
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,22 @@ class AllPairs:
 
     def run(self, name: str) -> RunRanks:
         return next(r for r in self.runs if r.name == name)
+
+    def runs_frame(self):
+        """One row per run (pandas): mean, rank interval, bootstrap rank interval, letters, tied with #1."""
+        import pandas as pd
+
+        return pd.DataFrame([{"run": r.name, "mean": r.mean, "rank_low": r.rank_interval[0], "rank_high": r.rank_interval[1],
+                              "bootstrap_low": r.bootstrap_interval[0], "bootstrap_high": r.bootstrap_interval[1],
+                              "letters": r.letters, "tied_with_top": r.tied_with_top} for r in self.runs]).set_index("run")
+
+    def pairs_frame(self):
+        """One row per pair (pandas): difference, interval, raw and adjusted p-value, significance, ES_E."""
+        import pandas as pd
+
+        return pd.DataFrame([{"run_a": p.first, "run_b": p.second, "difference": p.difference, "low": p.low, "high": p.high,
+                              "p_value": p.p_value, "p_adjusted": p.p_adjusted, "significant": p.significant, "es_e": p.es_e}
+                             for p in self.pairs])
 
     def interval_kind(self) -> str:
         o = self.options

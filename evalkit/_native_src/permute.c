@@ -67,7 +67,8 @@ PyObject *permuted_sums(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    double *acc = row + k;
+    double *restrict acc = row + k;
+    double *restrict work = row;
     Py_BEGIN_ALLOW_THREADS
     uint64_t draw[64];
     for (Py_ssize_t b = 0; b < permutations; b++) {
@@ -81,18 +82,18 @@ PyObject *permuted_sums(PyObject *self, PyObject *args) {
                     ok &= draw[g] * prod[g] >= thr[g];
                 }
             } while (!ok);
-            memcpy(row, x + t * k, sizeof(double) * (size_t)k);
+            memcpy(work, x + t * k, sizeof(double) * (size_t)k);
             uint64_t radix = (uint64_t)k;
             for (Py_ssize_t g = 0; g < groups; g++) {
                 uint64_t u = draw[g];
                 for (int64_t r = 0; r < size[g]; r++, radix--) {
                     uint64_t j = mul_hi_lo(u, radix, &u);
-                    double held = row[j];
-                    row[j] = row[radix - 1];
-                    row[radix - 1] = held;
+                    double held = work[j];
+                    work[j] = work[radix - 1];
+                    work[radix - 1] = held;
                 }
             }
-            for (Py_ssize_t s = 0; s < k; s++) acc[s] += row[s];
+            for (Py_ssize_t s = 0; s < k; s++) acc[s] += work[s];
         }
         memcpy(sums + b * k, acc, sizeof(double) * (size_t)k);
     }

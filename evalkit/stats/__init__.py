@@ -53,4 +53,16 @@ class PairTable:
     p_adjusted: np.ndarray
 
 
-__all__ = ["PairTable", "TestResult"]
+# the all-pairs procedures (evalkit.allpairs): name -> what it does (here, light to import, for the command line's choices)
+ALL_PAIRS_PROCEDURES = {
+    "tukey": "paired Tukey HSD (studentized range on the residual mean square of the two-way ANOVA score ~ run + query, "
+             "as R's TukeyHSD(aov(score ~ system + topic)))",
+    "randomised-tukey": "randomised Tukey HSD (Sakai 2018): each query's scores permuted across the runs, "
+                        "the range of the permuted run means as the null distribution",
+    "wilcoxon": "Wilcoxon signed-rank test on every pair",
+    "ttest": "paired t-test on every pair",
+    "randomization": "Fisher randomization test on every pair",
+    "mcnemar": "McNemar's exact test on every pair (a 0/1 outcome per query)",
+}
+
+__all__ = ["ALL_PAIRS_PROCEDURES", "PairTable", "TestResult"]
