@@ -243,6 +243,16 @@ def pair_table(matrix: np.ndarray, options: AllPairsOptions, anova: TwoWayAnova,
                           options.permutations, options.seed)
 
 
+def by_mean(values: PairedValues, binary: PairedValues | None = None) -> tuple[PairedValues, PairedValues | None]:
+    """``values`` (and ``binary``) with the runs in order of their mean, best first (equal means keep their order)."""
+    order = np.argsort(-np.nanmean(values.matrix, axis=1), kind="stable")
+
+    def reorder(v: PairedValues) -> PairedValues:
+        return PairedValues(v.metric, [v.names[i] for i in order], v.query_ids, v.matrix[order])
+
+    return reorder(values), reorder(binary) if binary is not None else None
+
+
 def all_pairs(values: PairedValues, options: AllPairsOptions = AllPairsOptions(), binary: PairedValues | None = None) -> AllPairs:
     """Compare every pair of the runs of ``values`` by ``options.procedure``; McNemar uses ``binary`` (0/1 per query)."""
     from evalkit.stats.bootstrap import bootstrap_means

@@ -268,7 +268,7 @@ def compare(
     The scoring choices (task, missing, depth, ...) are ``scoring`` and/or its
     fields as keywords (:class:`~evalkit.options.ScoringOptions`).
     """
-    from evalkit.allpairs import AllPairsOptions, resolve_procedure
+    from evalkit.allpairs import AllPairsOptions, by_mean, resolve_procedure
     from evalkit.allpairs import all_pairs as compare_all_pairs
     from evalkit.comparison import CompareOptions
     from evalkit.comparison import compare as run_comparison
@@ -303,7 +303,10 @@ def compare(
     result = run_comparison(values, base, tests, binary_values, progress=progress)
     if label != scored[0].score.official:
         result.notes.append(f"compared on {label}; the task's official score is {scored[0].score.official}")
-    every_pair = compare_all_pairs(values, pairs_options, binary_values) if pairs_options is not None else None
+    every_pair = None
+    if pairs_options is not None:  # best run first, so that each pair reads "better - worse"
+        ordered, ordered_binary = by_mean(values, binary_values)
+        every_pair = compare_all_pairs(ordered, pairs_options, ordered_binary)
     manifest = build_manifest(
         the_task.name,
         [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],
