@@ -186,6 +186,22 @@ def test_pairwise_tests_are_the_paired_tests_and_the_bootstrap_of_compare():
     assert np.all(holm.high - holm.low >= table.high - table.low - 1e-12)
 
 
+def test_all_pairs_randomization_agrees_with_each_pairs_own_test_within_monte_carlo_error():
+    """One sign per query shared by all pairs (one matrix product) against each pair's own stream (compare's)."""
+    from evalkit.stats.randomization import randomization_test, randomization_tests_query_signs
+
+    matrix = mrr_like(14, 6, 200)
+    matrix[5] = np.where(np.random.default_rng(2).random(200) < 0.2, 1.0, matrix[5])
+    first, second = np.triu_indices(6, 1)
+    shared = np.array([r.p_value for r in randomization_tests_query_signs(matrix[first] - matrix[second], 4000, 9)])
+    own = np.array([randomization_test(matrix[i], matrix[j], 4000, 9).p_value for i, j in zip(first, second)])
+    p = (shared + own) / 2
+    assert np.all(np.abs(shared - own) <= 4.5 * np.sqrt(2 * p * (1 - p) / 4000) + 2 / 4000), (shared, own)
+    tiny = np.array([[0.5, 0.0, 0.25, 1.0], [0.5, 0.5, 0.0, 0.0]])  # 3 non-zero differences: exact enumeration, as compare
+    exact = randomization_tests_query_signs(tiny[:1] - tiny[1:], 4000, 9)[0]
+    assert exact.p_value == randomization_test(tiny[0], tiny[1], 4000, 9).p_value and "exact" in exact.details["method"]
+
+
 # ----------------------------------------------------------------- rank intervals, tied group, letters
 def table_of(k: int, significant_pairs: dict[tuple[int, int], float], means: np.ndarray) -> PairTable:
     first, second = np.triu_indices(k, 1)

@@ -2,8 +2,9 @@
 
 Each pair (i, j) is tested on the per-query scores of the two runs with one of
 evalkit's paired tests -- Wilcoxon signed-rank, paired t-test, Fisher
-randomization (one stream of random signs for all pairs), McNemar's exact test
-on a 0/1 outcome -- and the p-values are adjusted over all pairs at once by
+randomization (one random sign per query and replicate, shared by all pairs:
+one matrix product instead of a pass per pair), McNemar's exact test on a 0/1
+outcome -- and the p-values are adjusted over all pairs at once by
 :func:`evalkit.stats.correction.adjust` (Holm, Bonferroni, Benjamini-Hochberg,
 Benjamini-Yekutieli, or none). The interval of a difference is the percentile
 bootstrap interval of ``m_i - m_j`` over the same resamples of queries for
@@ -63,10 +64,15 @@ def pairwise_table(matrix: np.ndarray, test: str, boot_means: np.ndarray, correc
     ``boot_means`` holds the run means over bootstrap resamples of the queries
     (resamples x runs, :func:`evalkit.stats.bootstrap.bootstrap_means`).
     """
+    from evalkit.stats.randomization import randomization_tests_query_signs
+
     matrix = np.asarray(matrix, dtype=np.float64)
     k = matrix.shape[0]
     first, second = np.triu_indices(k, 1)
-    results = paired_tests(test, [(matrix[i], matrix[j]) for i, j in zip(first, second)], zero_method, permutations, seed)
+    if test == "randomization":  # one sign per query and replicate for every pair: one matrix product per batch
+        results = randomization_tests_query_signs(matrix[first] - matrix[second], permutations, seed)
+    else:
+        results = paired_tests(test, [(matrix[i], matrix[j]) for i, j in zip(first, second)], zero_method, permutations, seed)
     p_value = np.array([r.p_value for r in results], dtype=np.float64)
     p_adjusted = np.array(adjust(p_value, correction, alpha), dtype=np.float64)
     means = matrix.mean(axis=1)
