@@ -222,13 +222,6 @@ class Evaluation:
     def means(self) -> dict[str, float]:
         return {m.label: self.mean(m) for m in self.metrics}
 
-    def with_metric(self, metric: Metric) -> "Evaluation":
-        """This evaluation plus ``metric`` computed on its judged ranking (itself when already there or not computable)."""
-        if metric.label in self.per_query or self.judged is None:
-            return self
-        per_query = {**self.per_query, metric.label: metric.compute(self.judged)}
-        return replace(self, metrics=[*self.metrics, metric], per_query=per_query)
-
     def values_for(self, query_ids: Sequence[str], metric: Metric | str) -> np.ndarray:
         """Per-query values aligned to ``query_ids`` (NaN where not evaluated)."""
         values = self.per_query[metric if isinstance(metric, str) else metric.label]

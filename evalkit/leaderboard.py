@@ -156,6 +156,7 @@ def adjacent_tests(entries: Sequence[Entry], metric: str, test: str, options: Co
 
 def all_pairs_of(entries: Sequence[Entry], metric: str, options: AllPairsOptions, binary: str = "success@1") -> tuple[AllPairs | None, list[str]]:
     """Every pair of the ranked runs compared on ``metric`` (McNemar: on ``binary``); a note instead where it cannot be done."""
+    from evalkit.judgments import with_metric
     from evalkit.metrics import parse_metric
 
     evaluations = [e.scored.score.evaluation for e in entries]
@@ -166,7 +167,7 @@ def all_pairs_of(entries: Sequence[Entry], metric: str, options: AllPairsOptions
         outcome = None
         if options.procedure == "mcnemar":
             chosen = parse_metric(binary)
-            outcome = align([ev.with_metric(chosen) for ev in evaluations], chosen.label, names, common=common)
+            outcome = align([with_metric(ev, chosen) for ev in evaluations], chosen.label, names, common=common)
         return all_pairs(values, options, outcome), []
     except UsageError as exc:
         return None, [f"all pairs not compared: {exc.one_line()}"]

@@ -92,7 +92,7 @@ def build_page_data(inputs: PageInputs) -> dict[str, Any]:
     scored = [e.scored for e in board.entries]
     names = [s.name for s in scored]
     judged_metric = parse_metric(f"judged@{inputs.k}")
-    evaluations = [s.score.evaluation.with_metric(judged_metric) for s in scored]
+    evaluations = [with_metric(s.score.evaluation, judged_metric) for s in scored]
     found = {s.name: bounds(s.run, inputs.qrels, ev) for s, ev in zip(scored, evaluations)}
     columns = list(scored[0].score.values) if scored else []
     if judged_metric.label not in columns:

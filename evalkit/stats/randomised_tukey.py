@@ -90,9 +90,9 @@ def permute(matrix: np.ndarray, permutations: int = 10_000, seed: int = 42, limi
     bit_generator = np.random.default_rng(seed).bit_generator
     sums = np.zeros((permutations, k))
     if len(varying) and k > 1:
-        if kernels.native is not None:
-            with bit_generator.lock:
-                kernels.native.permuted_sums(varying, k, bit_generator.capsule, products, thresholds, sizes, permutations, sums)
+        compiled = kernels.permuted_sums(varying, bit_generator, products, thresholds, sizes, permutations)
+        if compiled is not None:
+            sums = compiled
         else:
             _permuted_sums_numpy(varying, groups, products, thresholds, bit_generator, sums)
     elif len(varying):
