@@ -121,28 +121,34 @@ def _accepted_blocks(bit_generator, rows: int, products: np.ndarray, thresholds:
 
 def _permuted_sums_numpy(varying: np.ndarray, groups: list[list[int]], products: np.ndarray, thresholds: np.ndarray,
                          bit_generator, sums: np.ndarray) -> None:
-    """The numpy twin of the compiled kernel (same draws, same shuffles, same order of additions)."""
+    """The numpy twin of the compiled kernel (same draws, same shuffles, same order of additions).
+
+    A batch of replicates is laid out topic-major (topics x replicates x runs), so that each topic's
+    permuted rows are one contiguous block added to the replicates' sums in topic order, as the kernel adds.
+    """
     n, k = varying.shape
     batch = max(1, CELLS_PER_BATCH // (n * k))
     for start in range(0, len(sums), batch):
         size = min(batch, len(sums) - start)
         rows = size * n
-        blocks = _accepted_blocks(bit_generator, rows, products, thresholds)
-        shuffled = np.tile(varying, (size, 1))
-        index = np.arange(rows)
+        blocks = _accepted_blocks(bit_generator, rows, products, thresholds)  # replicate-major, as drawn
+        blocks = blocks.reshape(size, n, -1).transpose(1, 0, 2).reshape(rows, -1)  # topic-major, as laid out
+        shuffled = np.repeat(varying, size, axis=0)  # row t * size + b: topic t's scores for replicate b
+        flat = shuffled.reshape(-1)
+        base = np.arange(rows, dtype=np.int64) * k
         for g, group in enumerate(groups):
             u = blocks[:, g].copy()
             for radix in group:
                 j, u = _mul_hi_lo(u, radix)
                 i = radix - 1
-                j = j.astype(np.intp)
-                taken = shuffled[index, j]
-                shuffled[index, j] = shuffled[:, i]
+                where = base + j.astype(np.int64)
+                taken = flat[where]
+                flat[where] = shuffled[:, i]
                 shuffled[:, i] = taken
-        cube = shuffled.reshape(size, n, k)
+        cube = shuffled.reshape(n, size, k)
         total = np.zeros((size, k))
         for t in range(n):  # topic by topic, as the kernel adds
-            total += cube[:, t, :]
+            total += cube[t]
         sums[start:start + size] = total
 
 
