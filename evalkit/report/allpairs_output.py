@@ -5,7 +5,7 @@ never obeyed: ``visible`` in plain text, ``markdown_text`` in Markdown (:mod:`ev
 """
 from __future__ import annotations
 
-from evalkit.allpairs import PROCEDURES, AllPairs, RunRanks
+from evalkit.allpairs import AllPairs, RunRanks
 from evalkit.report.tables import interval, markdown_table, number, p_value, signed, text_table
 from evalkit.safetext import markdown_text as md, visible
 
@@ -102,6 +102,5 @@ def as_markdown(result: AllPairs, single_ranks: dict[str, int] | None = None, he
 
 def legend(result: AllPairs) -> str:
     """One line for a table whose rank columns come from ``result``."""
-    return (f"rank interval: ranks not ruled out by the {PROCEDURES[result.options.procedure]} on per-query {result.metric} "
-            f"(alpha {result.options.alpha}); bootstrap: each run's {1 - result.options.alpha:.0%} bootstrap rank interval; "
-            "runs sharing a letter are not significantly different; tied with #1: not significantly different from the best run")
+    return (f"rank interval, bootstrap, letters, tied with #1: from comparing every pair ({title(result)}, on per-query "
+            f"{result.metric}; how, in the all-pairs lines)")
