@@ -14,7 +14,6 @@ Sakai's ES_E of every pair come with every procedure (:mod:`~evalkit.stats.anova
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +87,8 @@ class PairResult:
     es_e: float  # Sakai's ES_E: difference / sqrt(V_E)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"run_a": self.first, "run_b": self.second, "difference": self.difference, "interval": [finite(self.low), finite(self.high)],
-                "p_value": self.p_value, "p_adjusted": self.p_adjusted, "significant": self.significant, "es_e": finite(self.es_e)}
+        return {"run_a": self.first, "run_b": self.second, "difference": self.difference, "interval": [self.low, self.high],
+                "p_value": self.p_value, "p_adjusted": self.p_adjusted, "significant": self.significant, "es_e": self.es_e}
 
 
 @dataclass(frozen=True)
@@ -215,13 +214,8 @@ class AllPairs:
         }
 
 
-def finite(value: float) -> float | None:
-    """``value``, or None where JSON has no number for it (NaN, infinities)."""
-    return value if math.isfinite(value) else None
-
-
 def anova_dict(anova: TwoWayAnova) -> dict[str, Any]:
-    rows = [{"source": r.source, "ss": r.ss, "df": r.df, "ms": r.ms, "f": None if r.f is None else finite(r.f), "p": r.p,
+    rows = [{"source": r.source, "ss": r.ss, "df": r.df, "ms": r.ms, "f": r.f, "p": r.p,
              "share": r.share} for r in anova.rows]
     return {"model": "score ~ run + query (two-way ANOVA without replication)", "rows": rows,
             "residual_variance": anova.residual_variance, "df_residual": anova.df_residual}

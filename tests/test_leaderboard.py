@@ -225,7 +225,7 @@ def test_all_pairs_on_the_command_line(tmp_path, capsys):
     assert code == 0 and board["all_pairs"] is None and "rank_interval" not in board["ranking"][0]
 
     for args, expected in ((("--all-pairs", "mcnemar", "--binary", "mrr@5"), "not a 0/1 outcome"),
-                           (("--permutations", "0"), "--permutations and --bootstrap must lie between 1")):
+                           (("--permutations", "0"), "--permutations must be from 1")):
         code, _, err = cli(capsys, "leaderboard", folder, "--gold", gold, *args)
         assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err, err
 
