@@ -306,7 +306,10 @@ def compare(
     every_pair = None
     if pairs_options is not None:  # best run first, so that each pair reads "better - worse"
         ordered, ordered_binary = by_mean(values, binary_values)
-        every_pair = compare_all_pairs(ordered, pairs_options, ordered_binary)
+        try:
+            every_pair = compare_all_pairs(ordered, pairs_options, ordered_binary)
+        except UsageError as exc:  # too few queries for the procedure: the comparison with the baseline stands
+            result.notes.append(f"all pairs not compared: {exc.one_line()}")
     manifest = build_manifest(
         the_task.name,
         [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],

@@ -291,3 +291,20 @@ def test_all_pairs_leaves_out_queries_a_run_lacks_and_refuses_what_it_cannot_do(
         all_pairs(values_of(matrix[:1]), AllPairsOptions())
     with pytest.raises(UsageError, match="correction"):
         all_pairs(values_of(matrix), AllPairsOptions(correction="fdr"))
+
+
+def test_compare_api_gives_every_pair_and_notes_what_it_cannot():
+    """evalkit.compare with three runs adds result.all_pairs (frames for a notebook); too few queries leave a note instead."""
+    import evalkit
+
+    gold = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    runs = [{"q1": {"d1": 1.0}, "q2": {"d2": 1.0}, "q3": {"d3": 1.0}}, {"q1": {"d1": 1.0}, "q2": {"x": 1.0}, "q3": {"d3": 1.0}},
+            {"q1": {"x": 1.0}, "q2": {"x": 1.0}, "q3": {"d3": 1.0}}]
+    result = evalkit.compare(gold, *runs, names=["a", "b", "c"], all_pairs="tukey", bootstrap=200, permutations=200)
+    assert list(result.all_pairs.runs_frame().index) == ["a", "b", "c"]
+    assert list(result.all_pairs.pairs_frame()[["run_a", "run_b"]].itertuples(index=False, name=None)) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert result.manifest["options"]["all_pairs"] == "tukey"
+    assert evalkit.compare(gold, *runs[:2], bootstrap=200, permutations=200).all_pairs is None  # auto: two runs, one pair
+    one = {"q1": {"d1": 1}}
+    short = evalkit.compare(one, *[{"q1": r["q1"]} for r in runs], bootstrap=200, permutations=200, allow_partial=True)
+    assert short.all_pairs is None and any("all pairs not compared" in n for n in short.comparison.notes)
