@@ -184,6 +184,13 @@ def test_leaderboard_page_on_real_test_runs(tmp_path, capsys):
         if ranked["vs_next"]:
             assert row["vs_next"]["p_adjusted"] == pytest.approx(ranked["vs_next"]["p_adjusted"])
     assert data["board"]["rows"][0]["group"] == data["board"]["rows"][1]["group"]  # 1st and 2nd statistically tied
+    for row, ranked in zip(data["board"]["rows"], board["ranking"]):  # the all-pairs columns, as the leaderboard's JSON
+        assert row["rank_interval"] == ranked["rank_interval"] and row["letters"] == ranked["letters"]
+        assert row["tied_with_top"] == ranked["tied_with_top"]
+    assert [r["tied_with_top"] for r in data["board"]["rows"]][:3] == [True, True, False]
+    assert data["board"]["all_pairs"]["pairs"] == board["all_pairs"]["pairs"]
+    assert any("randomised Tukey HSD" in line for line in data["board"]["legend"]["all_pairs"])
+    assert "tied with #1" in data["board"]["legend"]["groups"]
     assert data["board"]["not_ranked"] == [{"file": "airwaves/E5_HN_All__test_TOP100.tsv", "problem": "other split",
                                             "reason": board["not_ranked"][0]["reason"]}]
     assert data["meta"]["n_queries"] == 1446 and len(data["rbo"]["pairs"]) == 19 * 18 // 2

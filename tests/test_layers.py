@@ -23,7 +23,7 @@ LAYERS = [
     ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
-    ("statistics", ("evalkit.stats", "evalkit.comparison")),
+    ("statistics", ("evalkit.stats", "evalkit.comparison", "evalkit.allpairs")),
     ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs",
                "evalkit.memory")),
     ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.regression_schema", "evalkit.report",

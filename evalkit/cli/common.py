@@ -145,11 +145,31 @@ SEED_OPTION = click.option("--seed", type=SEED, default=42, show_default=True,
 ALPHA_OPTION = click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Significance level.")
 CORRECTION_OPTION = click.option(
     "--correction",
-    type=click.Choice(["holm", "bonferroni", "none"]),
+    type=click.Choice(["holm", "bonferroni", "bh", "by", "none"]),
     default="holm",
     show_default=True,
-    help="Multiple-comparison correction over the comparisons (statsmodels multipletests).",
+    help="Multiple-comparison correction over the comparisons: Holm, Bonferroni (family-wise), Benjamini-Hochberg, "
+         "Benjamini-Yekutieli (false discovery rate), as R's p.adjust.",
 )
+PERMUTATIONS_OPTION = click.option("--permutations", type=int, default=10_000, show_default=True,
+                                   help="Random draws of the randomization test and of the randomised Tukey HSD test.")
+BOOTSTRAP_OPTION = click.option("--bootstrap", "bootstrap_resamples", type=int, default=10_000, show_default=True,
+                                help="Bootstrap resamples of the queries (CIs, bootstrap rank intervals).")
+BINARY_OPTION = click.option("--binary", default="success@1", show_default=True,
+                             help="Binary per-query outcome for McNemar (success@k: a relevant document in the top k).")
+
+
+def all_pairs_option(default: str):
+    """``--all-pairs PROCEDURE``: compare every pair of runs (rank intervals, tied with #1, letters); ``none`` skips it."""
+    from evalkit.stats import ALL_PAIRS_PROCEDURES
+
+    extra = ["auto"] if default == "auto" else []
+    return click.option(
+        "--all-pairs", "all_pairs", type=click.Choice([*ALL_PAIRS_PROCEDURES, "none", *extra]), default=default, show_default=True,
+        help="Compare every pair of runs: paired Tukey HSD, Sakai's randomised Tukey HSD, or a paired test on every pair "
+             "corrected by --correction; gives each run a rank interval, the runs tied with #1 and letters"
+             + ("; auto: randomised-tukey with three or more runs" if extra else "") + ".",
+    )
 ZERO_METHOD_OPTION = click.option(
     "--zero-method",
     type=click.Choice(["wilcox", "pratt", "zsplit"]),

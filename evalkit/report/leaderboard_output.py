@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from evalkit.comparison import test_description
 from evalkit.leaderboard import AdjacentTest, Leaderboard
+from evalkit.report import allpairs_output
 from evalkit.report.tables import markdown_table, number, p_value, text_table
 from evalkit.safetext import markdown_text as md, shown_path, visible
 
@@ -51,11 +52,12 @@ def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | N
     official = board.entries[0].scored.score.official if board.entries else ""
     corrected = board.options.correction != "none" and len(board.adjacent) > 1
     best = {c: max((e.scored.score.values[c] for e in board.entries), default=float("nan")) for c in cols}
-    headers = ["rank", "file"] + [f"{c} (official)" if c == official else c for c in cols]
-    headers += ([judged.label] if judged else []) + ["vs next rank"]
+    ranked = board.all_pairs.runs if board.all_pairs else None
+    headers = ["rank"] + (allpairs_output.RANK_HEADERS if ranked else []) + ["file"]
+    headers += [f"{c} (official)" if c == official else c for c in cols] + ([judged.label] if judged else []) + ["vs next rank"]
     out = []
     for i, entry in enumerate(board.entries):
-        cells = [str(entry.rank), name(entry.file)]
+        cells = [str(entry.rank)] + (allpairs_output.rank_cells(ranked[i], bold_best) if ranked else []) + [name(entry.file)]
         for c in cols:
             value = entry.scored.score.values[c]
             text = number(value)
@@ -92,9 +94,20 @@ def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
     ]
 
 
+def alignment(headers: list[str]) -> list[bool]:
+    """Right-aligned columns of :func:`rows`: numbers and rank intervals."""
+    left = {"file", "letters", "tied with #1", "vs next rank"}
+    return [h not in left for h in headers]
+
+
+def single_ranks(board: Leaderboard) -> dict[str, int]:
+    return {e.name: e.rank for e in board.entries}
+
+
 def legend(board: Leaderboard) -> list[str]:
+    lines = [allpairs_output.legend(board.all_pairs)] if board.all_pairs else []
     if not board.adjacent:
-        return []
+        return lines
     o = board.options
     if len(board.adjacent) == 1:
         correction = "one adjacent pair, so no correction"
@@ -102,7 +115,7 @@ def legend(board: Leaderboard) -> list[str]:
         correction = f"{o.correction.capitalize()}-corrected over the {len(board.adjacent)} adjacent pairs"
     else:
         correction = "not corrected"
-    return [
+    return lines + [
         f"vs next rank: {test_description(board.test, o)} on per-query {board.metric} between a run and the next one, "
         f"{correction}; {APART} = significantly better than the next (adjusted p < {o.alpha}), "
         f"{TIED} = statistically tied with the next"
@@ -120,12 +133,14 @@ def as_table(board: Leaderboard, policy: list[str] | None = None, judged: "Judge
     parts = [header(board), ""]
     if board.entries:
         heads, body = rows(board, judged=judged)
-        parts.append(text_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
+        parts.append(text_table(heads, body, alignment(heads)))
     else:
         parts.append("(no run could be ranked)")
     if board.rejected:
         parts += ["", "not ranked:", text_table(["file", "problem", "reason"], [[r.path, r.kind, r.reason] for r in board.rejected], [False] * 3)]
     parts.append("")
+    if board.all_pairs:
+        parts += [f"# {visible(line)}" for line in allpairs_output.summary(board.all_pairs, single_ranks(board)) + board.all_pairs.description()]
     parts += [f"# {visible(line)}" for line in legend(board) + notes(board) + (policy or [])]
     return "\n".join(parts).rstrip("\n")
 
@@ -146,8 +161,10 @@ def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: M
         heads, body = rows(board, bold_best=True, judged=judged, name=md)
         heads = [md(h) for h in heads]
         body = [[*row[:-1], md(row[-1])] for row in body]
-        parts.append(markdown_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
+        parts.append(markdown_table(heads, body, alignment(heads)))
         parts += [""] + [f"- {md(line)}" for line in legend(board)] + ["- best value per column in **bold**"]
+        if board.all_pairs:
+            parts += [""] + allpairs_output.as_markdown(board.all_pairs, single_ranks(board), runs=False)
         if judged:
             parts += [""] + judgments_section(board, judged)
     else:
@@ -182,6 +199,15 @@ def judged_entry(judged: "JudgedColumns | None", name: str) -> dict:
     }
 
 
+def rank_fields(board: Leaderboard, i: int) -> dict:
+    """Entry ``i``'s rank interval, bootstrap rank interval, letters and tied-with-#1 (empty without an all-pairs comparison)."""
+    if board.all_pairs is None:
+        return {}
+    ranks = board.all_pairs.runs[i]
+    return {"rank_interval": list(ranks.rank_interval), "bootstrap_rank_interval": list(ranks.bootstrap_interval),
+            "letters": ranks.letters, "tied_with_top": ranks.tied_with_top}
+
+
 def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
             judged: "JudgedColumns | None" = None) -> dict:
     o = board.options
@@ -212,11 +238,13 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
                     }
                     if i < len(board.adjacent) else None
                 ),
+                **rank_fields(board, i),
                 **judged_entry(judged, e.name),
             }
             for i, e in enumerate(board.entries)
         ],
         "not_ranked": [{"file": r.path, "problem": r.kind, "reason": r.reason} for r in board.rejected],
+        "all_pairs": board.all_pairs.as_dict() if board.all_pairs else None,
         "skipped": board.skipped,
         "notes": legend(board) + notes(board) + (policy or []),
         "manifest": dict(manifest or {}),
