@@ -57,9 +57,11 @@ def max_input_bytes() -> int:
     return parse_size(configured) if configured else DEFAULT_MAX_INPUT_BYTES
 
 
-def _too_large(path: str, what: str, limit: int) -> InputError:
-    return InputError(path, f"{what} is larger than the input limit of {limit:,} bytes "
-                            "(raise it with evalkit --max-input-size SIZE or EVALKIT_MAX_INPUT_SIZE)")
+RAISE_LIMIT = "raise it with evalkit --max-input-size SIZE or EVALKIT_MAX_INPUT_SIZE"
+
+
+def _too_large(path: str, what: str, limit: int, advice: str = RAISE_LIMIT) -> InputError:
+    return InputError(path, f"{what} is larger than the input limit of {limit:,} bytes ({advice})")
 
 
 def check_regular(path: str | os.PathLike) -> os.stat_result:
@@ -132,11 +134,13 @@ def gunzip_bounded(raw: bytes, path: str, limit: int | None = None) -> bytes:
     return bytes(out)
 
 
-def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int | None = None) -> bytes:
-    """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares."""
+def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int | None = None,
+                    advice: str = RAISE_LIMIT) -> bytes:
+    """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares
+    (``advice``: what the refusal suggests, e.g. to a participant who cannot raise the limit)."""
     limit = max_input_bytes() if limit is None else limit
     if member.file_size > limit:
-        raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit)
+        raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit, advice)
     out = bytearray()
     try:
         with archive.open(member) as handle:
@@ -146,7 +150,7 @@ def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str
                     break
                 out += piece
                 if len(out) > limit:
-                    raise _too_large(path, f"zip member {member.filename!r}", limit)
+                    raise _too_large(path, f"zip member {member.filename!r}", limit, advice)
     except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise InputError(path, f"cannot read zip member {member.filename!r} ({exc})") from None
     except MemoryError:
