@@ -49,7 +49,7 @@ packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
 
 setup(
-    name="evalkit",
+    name=version["DISTRIBUTION"],  # evalkit-ir: the import name and the command are evalkit
     version=version["__version__"],
     description="Exact scoring, significance tests, reports and submissions for retrieval shared tasks",
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
@@ -61,9 +61,9 @@ setup(
     package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     # evalkit._native: the compiled kernels of the readers (coding millions of run ids 4x faster than pyarrow, one-pass
-    # blank checks); optional: without a C compiler the install goes on and evalkit uses its pure-Python twins
+    # blank checks) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes on and evalkit uses its pure-Python twins
     ext_modules=[Extension(
-        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "scan")],
+        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "scan", "permute")],
         depends=["evalkit/_native_src/native.h"], extra_compile_args=["-O2"], optional=True,
     )],
     install_requires=CORE,

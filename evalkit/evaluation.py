@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Qrels, Run
-from evalkit.ids import positions_in
+from evalkit.ids import member_of, positions_in
 from evalkit import kernels
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.metrics import parse_metric
@@ -306,10 +306,10 @@ def evaluate(
         depth=depth,
         run_tag=run.tag,
         judged_only=judged_only,
-        qrels_relevant=int(np.count_nonzero(qrels.grades[np.isin(qrels.qidx, np.flatnonzero(_gold_mask(qrels, sets)))] > 0)),
+        qrels_relevant=int(np.count_nonzero(qrels.grades[_gold_mask(qrels, sets)[qrels.qidx]] > 0)),
     )
 
 
 def _gold_mask(qrels: Qrels, sets: QueryMatch) -> np.ndarray:
     """Per qrels query: it is a gold query of the evaluation (not dropped by a task rule)."""
-    return np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(sets.gold, dtype=object))
+    return member_of(qrels.query_ids, sets.gold)

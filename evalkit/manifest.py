@@ -8,25 +8,28 @@ time. Written inside JSON outputs, as a block in Markdown reports, and as a
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import platform
 from typing import Any, Mapping
 
+from evalkit import jsonout
 from evalkit._version import __version__
 from evalkit.ranking import RANKING_RULE
-from evalkit.textio import atomic_write, sha256_of
+from evalkit.outputs import atomic_write, sidecar_of
+from evalkit.textio import sha256_of
 
 
 def input_entry(role: str, source) -> dict[str, Any]:
-    """Describe one input: a :class:`~evalkit.data.Source` or a path."""
+    """Describe one input: a :class:`~evalkit.data.Source` or a path (shown as :func:`evalkit.safetext.shown_path` shows it)."""
+    from evalkit.safetext import shown_path
+
     if hasattr(source, "sha256"):
-        entry = {"role": role, "path": source.path, "sha256": source.sha256, "format": source.format}
+        entry = {"role": role, "path": shown_path(source.path), "sha256": source.sha256, "format": source.format}
         if source.member:
             entry["member"] = source.member
         return entry
     path = os.fspath(source)
-    return {"role": role, "path": path, "sha256": sha256_of(path)}
+    return {"role": role, "path": shown_path(path), "sha256": sha256_of(path)}
 
 
 def build_manifest(
@@ -50,13 +53,17 @@ def build_manifest(
 
 
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:
-    """A Markdown block for reports."""
-    lines = ["<details><summary>Manifest</summary>", "", "```json", json.dumps(manifest, indent=2, sort_keys=False), "```", "", "</details>"]
+    """A Markdown block for reports (``< > & { }`` in its strings as JSON escapes: literal wherever it is published;
+    no bare NaN: see :mod:`evalkit.jsonout`)."""
+    from evalkit.safetext import markdown_json
+
+    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(jsonout.document(manifest), indent=2, allow_nan=False),
+             "```", "", "</details>"]
     return "\n".join(lines)
 
 
 def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
     """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
-    path = f"{os.fspath(output_path)}.manifest.json"
-    atomic_write(path, json.dumps(manifest, indent=2) + "\n", force=True)
+    path = sidecar_of(output_path)
+    atomic_write(path, jsonout.dumps(manifest, indent=2) + "\n", force=True)
     return path

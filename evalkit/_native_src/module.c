@@ -1,4 +1,4 @@
-/* evalkit._native (module.c registers ids.c and scan.c): the compiled kernels of evalkit's readers (built by setup.py; optional, each has a
+/* evalkit._native (module.c registers ids.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
  * pure-Python twin that gives the same results).
  *
  * Id coding, for evalkit/ids.py:
@@ -28,6 +28,12 @@
  * judged_rows(...) -> count
  *     The rows of a ranked run that carry a judgment of their query, in one pass (see scan.c).
  *
+ * Permuted sums, for evalkit/stats/randomised_tukey.py:
+ * permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)
+ *     The run sums of each replicate of the randomised Tukey HSD test: every topic's row of scores shuffled
+ *     by Fisher-Yates with digits from numpy's bit generator (the capsule), as the numpy twin shuffles
+ *     them (see permute.c and the module docstring of randomised_tukey.py).
+ *
  * Blank profile, for evalkit/formats/tables.py:
  * blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)
  *     Whether ``data`` holds a space, a tab, another ASCII blank (CR, VT, FF); and, for space and for
@@ -46,11 +52,12 @@ static PyMethodDef methods[] = {
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"blank_profile", blank_profile, METH_VARARGS, "blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)"},
+    {"permuted_sums", permuted_sums, METH_VARARGS, "permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._native", "Compiled kernels of evalkit's readers (see evalkit/_native_src/module.c).", -1, methods,
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._native", "Compiled kernels of evalkit's readers and permutation test (see evalkit/_native_src/module.c).", -1, methods,
                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__native(void) {

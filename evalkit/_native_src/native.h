@@ -8,5 +8,6 @@ PyObject *positions(PyObject *self, PyObject *args);        /* ids.c */
 PyObject *blank_profile(PyObject *self, PyObject *args);    /* scan.c */
 PyObject *first_occurrences(PyObject *self, PyObject *args); /* scan.c */
 PyObject *judged_rows(PyObject *self, PyObject *args);       /* scan.c */
+PyObject *permuted_sums(PyObject *self, PyObject *args);     /* permute.c */
 
 #endif

@@ -67,25 +67,28 @@ def _ratio(new: float | None, old: float | None) -> str:
 
 
 def timing_section(this: StageTimings, baseline: StageTimings | None = None) -> str:
-    """Markdown: one row per step with wall and CPU seconds (and the baseline's with B/A ratios), then the totals."""
-    where = f"engine {this.engine.get('name', '?')}" + (f", {this.engine['workers']} worker processes"
+    """Markdown: one row per step with wall and CPU seconds (and the baseline's with B/A ratios), then the totals.
+    Step names, engine names and the baseline's label come from a config or a file: shown, never obeyed (markdown_text)."""
+    from evalkit.safetext import markdown_text as md
+
+    where = f"engine {md(str(this.engine.get('name', '?')))}" + (f", {this.engine['workers']} worker processes"
                                                        if this.engine.get("workers", 1) > 1 else "")
     steps = list(this.wall) + [s for s in (baseline.wall if baseline else {}) if s not in this.wall]
     total_row = ("total of the steps", sum(this.wall.values()), sum(this.cpu.values()) if this.cpu else None)
     if baseline is None:
-        rows = "".join(f"| {s} | {_cell(this.wall.get(s))} | {_cell(this.cpu.get(s))} |\n" for s in steps)
+        rows = "".join(f"| {md(s)} | {_cell(this.wall.get(s))} | {_cell(this.cpu.get(s))} |\n" for s in steps)
         rows += f"| {total_row[0]} | {_cell(total_row[1])} | {_cell(total_row[2])} |\n"
         if this.command_wall is not None:
             rows += f"| the whole command | {_cell(this.command_wall)} | |\n"
         return (f"\n## Time per stage\n\nSeconds of `evalkit run` ({where}): wall, and CPU (user + system of every "
                 f"process doing the work).\n\n| step | wall s | CPU s |\n|---|---:|---:|\n{rows}")
-    old_where = f"engine {baseline.engine.get('name', '?')}" if baseline.engine else "engine ?"
+    old_where = f"engine {md(str(baseline.engine.get('name', '?')))}" if baseline.engine else "engine ?"
     head = ("| step | A wall s | B wall s | B/A wall | A CPU s | B CPU s | B/A CPU |\n"
             "|---|---:|---:|---:|---:|---:|---:|\n")
     rows = ""
     for s in steps:
         a_wall, b_wall, a_cpu, b_cpu = baseline.wall.get(s), this.wall.get(s), baseline.cpu.get(s), this.cpu.get(s)
-        rows += (f"| {s} | {_cell(a_wall)} | {_cell(b_wall)} | {_ratio(b_wall, a_wall)} | {_cell(a_cpu)} | {_cell(b_cpu)} | "
+        rows += (f"| {md(s)} | {_cell(a_wall)} | {_cell(b_wall)} | {_ratio(b_wall, a_wall)} | {_cell(a_cpu)} | {_cell(b_cpu)} | "
                  f"{_ratio(b_cpu, a_cpu)} |\n")
     a_total, a_cpu_total = sum(baseline.wall.values()), sum(baseline.cpu.values()) if baseline.cpu else None
     rows += (f"| {total_row[0]} | {_cell(a_total)} | {_cell(total_row[1])} | {_ratio(total_row[1], a_total)} | {_cell(a_cpu_total)} | "
@@ -93,6 +96,6 @@ def timing_section(this: StageTimings, baseline: StageTimings | None = None) -> 
     if this.command_wall is not None or baseline.command_wall is not None:
         rows += (f"| the whole command | {_cell(baseline.command_wall)} | {_cell(this.command_wall)} | "
                  f"{_ratio(this.command_wall, baseline.command_wall)} | | | |\n")
-    return (f"\n## Time per stage\n\nSeconds of `evalkit run`: A = the earlier run `{baseline.label}` ({old_where}), "
+    return (f"\n## Time per stage\n\nSeconds of `evalkit run`: A = the earlier run {md(baseline.label)} ({old_where}), "
             f"B = this run ({where}); wall, and CPU (user + system of every process doing the work); B/A below 1: B "
             f"is faster.\n\n{head}{rows}")
