@@ -130,6 +130,6 @@ def test_engine_options_belong_to_their_engine():
         engine_choice(config, concurrency=3)
     with pytest.raises(UsageError, match="need the local engine"):
         engine_choice(config, "ray", workers=2)
-    with pytest.raises(UsageError, match="must not be negative"):
+    with pytest.raises(UsageError, match="must be a whole number from 0"):
         LocalEngine(EngineOptions(workers=-1))
     assert LocalEngine(EngineOptions(workers=1)).describe()["workers"] == 1
