@@ -45,6 +45,7 @@ class QueryMatch:
     gold_only: list[str]
     run_only: list[str]
     excluded: list[str] = field(default_factory=list)  # gold queries dropped by the task filter
+    kept: np.ndarray | None = None  # per qrels query: a gold query of the evaluation (None: all of them)
 
 
 def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -> QueryMatch:
@@ -64,6 +65,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
         gold_only=gold[~answered].tolist(),
         run_only=run_only,
         excluded=gold_all[~keep].tolist(),
+        kept=keep,
     )
 
 
@@ -306,10 +308,13 @@ def evaluate(
         depth=depth,
         run_tag=run.tag,
         judged_only=judged_only,
-        qrels_relevant=int(np.count_nonzero(qrels.grades[np.isin(qrels.qidx, np.flatnonzero(_gold_mask(qrels, sets)))] > 0)),
+        qrels_relevant=_qrels_relevant(qrels, sets),
     )
 
 
-def _gold_mask(qrels: Qrels, sets: QueryMatch) -> np.ndarray:
-    """Per qrels query: it is a gold query of the evaluation (not dropped by a task rule)."""
-    return np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(sets.gold, dtype=object))
+def _qrels_relevant(qrels: Qrels, sets: QueryMatch) -> int:
+    """Judgments with a grade > 0 for the gold queries of the evaluation (those a task rule keeps)."""
+    positive = qrels.grades > 0
+    if sets.kept is not None:
+        positive &= sets.kept[qrels.qidx]
+    return int(np.count_nonzero(positive))
