@@ -62,11 +62,21 @@ def first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.nda
     return first
 
 
-def blank_profile(data: bytes) -> tuple[bool, bool, bool, bool, bool] | None:
-    """(a space, a tab, CR/VT/FF, a space-delimited empty field, a tab-delimited empty field) of ``data``; ``None`` without the kernel."""
+def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int
+               ) -> tuple[list[tuple[np.ndarray, list[str]]], np.ndarray, int, int] | None:
+    """A whitespace table's kept columns coded (codes, distinct ids in code order), its numeric column, the lines
+    with extra fields and the first of them, in one pass; ``None`` without the kernel or where the Python reader must
+    name a bad line (a wrong field count, a number it refuses)."""
     if native is None:
         return None
-    return tuple(bool(v) for v in native.blank_profile(data))  # type: ignore[return-value]
+    room = (len(data) + 1) // (2 * n_fields) + 1  # a data line holds n_fields fields, n_fields - 1 blanks and a newline
+    codes = tuple(np.empty(room, dtype=np.int64) for _ in keep)  # untouched pages past the last row cost nothing
+    values = np.empty(room, dtype=np.float64)
+    found = native.read_table(data, n_fields, extra, tuple(keep), numeric, codes, values, SEED)
+    if found is None:
+        return None
+    rows, n_extra, first_extra, uniques = found
+    return [(column[:rows], ids) for column, ids in zip(codes, uniques)], values[:rows], n_extra, first_extra
 
 
 def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:
@@ -80,28 +90,3 @@ def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return out
-
-
-class ArrowFactorizer:
-    """Codes Arrow ``string`` chunks in first-seen order, chunk after chunk (the kernel keeps a copy of each distinct id)."""
-
-    def __init__(self) -> None:
-        if native is None:
-            raise RuntimeError("the compiled id coder is not built")  # callers check factorizer() first
-        self._coder = native.Factorizer(SEED)
-
-    def add(self, chunk: Any, codes: np.ndarray) -> None:
-        """Write the codes of one null-free pyarrow ``string`` chunk's rows into ``codes`` (int64, one per row)."""
-        n = len(chunk)
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=n + 1, offset=chunk.offset * 4)
-        data = chunk.buffers()[2]
-        self._coder.add(offsets, b"" if data is None else data, codes)
-
-    def uniques(self) -> list[str]:
-        """The distinct ids so far, in code order."""
-        return self._coder.uniques()
-
-
-def factorizer() -> ArrowFactorizer | None:
-    """A new Arrow id coder, or ``None`` without the kernel."""
-    return ArrowFactorizer() if native is not None else None

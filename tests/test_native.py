@@ -3,6 +3,8 @@
 (The id kernels are tested in tests/test_ids.py on both paths.)"""
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -26,26 +28,77 @@ def test_first_occurrences_twins_agree(seed, monkeypatch):
     assert compiled.dtype == bool and (seed == 3 or not compiled.all())  # repeats present but in the sparsest case
 
 
+NUMBERS = ["0", "1", "-0", "+0.0", "-0.0", "0.5", ".5", "5.", "-.5", "1e3", "1E-3", "1e+3", "2.5e-7", "007", "0.000", "00.100",
+           "123456.789012", "9007199254740993", "9007199254740992", "0.30000000000000004", "12345678901234567890123",
+           "1" + "0" * 30, "1e22", "1e23", "4.9e-324", "1e-400", "1e400", "-1e308", "1.7976931348623157e308", "0e99999999",
+           "1e-99999999999", "3.14159265358979323846264338327950288", "0.1234567890123456789", "1_0", "nan", "inf", "-inf",
+           "NaN", "e5", "1e", "1e+", ".", "-", "+", "1.2.3", "0x10", "1,5", "١", "5%", "--1", "1-", "N/A"]
+
+
+def random_table(rng: random.Random) -> bytes:
+    """A whitespace table with every feature the readers must agree on: blanks of each kind, comments, blank lines,
+    extra and missing fields, numbers of every form, ids sharing long prefixes, non-ASCII ids, a last line without
+    its newline."""
+    blanks = [" ", " ", " ", "\t", "  ", " \t ", "\x0b", "\x0c", "\r"]
+    ids = ["q1", "q2", "d" * 20 + "1", "d" * 20 + "2", "ünï", "日本", "#x", "a#b", "x" * 40]
+    lines = []
+    for _ in range(rng.randint(1, 60)):
+        if rng.random() < 0.05:
+            lines.append(rng.choice(["", "   ", "\t", "# a comment", "  # indented comment", "#"]))
+            continue
+        n = 6 if rng.random() < 0.9 else rng.randint(1, 8)
+        fields = [rng.choice(ids) for _ in range(n)]
+        if n > 4:
+            fields[4] = rng.choice(NUMBERS[:33] if rng.random() < 0.93 else NUMBERS)
+        lead, tail = rng.choice(["", "", "", " ", "\t"]), rng.choice(["", "", "", " ", "\t "])
+        lines.append(lead + "".join(f + rng.choice(blanks) for f in fields[:-1]) + fields[-1] + tail)
+    return ("\n".join(lines) + ("\n" if rng.random() < 0.8 else "")).encode()
+
+
 @needs_native
-def test_blank_profile_twins_agree():
-    """The one-pass C scan of blanks (evalkit._native) and its pure-Python twin give the same profile."""
-    rng = np.random.default_rng(2)
-    alphabet = np.frombuffer(b"  \t\n\r\x0b\x0cab#", dtype=np.uint8)
-    samples = [b"", b" ", b"\t", b"a b\n", b"a  b\n", b"a b \n", b"\ta\tb", b"a\tb\t", b"a\n b", b"a b\nc\td"]
-    samples += [alphabet[rng.integers(0, len(alphabet), size=int(rng.integers(1, 12)))].tobytes() for _ in range(3000)]
-    # longer lines, mostly letters, so that a gap or a rare blank falls anywhere in or across 16-byte blocks
-    sparse = np.frombuffer(b"a" * 40 + b" " * 6 + b"\n" * 3 + b"\t\r\x0b\x0c", dtype=np.uint8)
-    samples += [sparse[rng.integers(0, len(sparse), size=int(rng.integers(14, 90)))].tobytes() for _ in range(6000)]
-    samples += [b"ab cd ef\n" * k + tail for k in (1, 2, 3, 7) for tail in (b"", b" ", b"x ", b"\t", b"x\n y", b"x  y", b"x\r")]
-    native = kernels.native
-    try:
-        for data in samples:
-            compiled = native.blank_profile(data)
-            kernels.native = None
-            assert tables._blank_profile(data) == compiled, data
-            kernels.native = native
-    finally:
-        kernels.native = native
+def test_read_table_twins_agree(monkeypatch):
+    """The compiled reader (one pass of C) and the Python reader give the same table, or the compiled one leaves
+    the file to the Python reader, which refuses it naming the line; values equal to the bit (-0.0 included)."""
+    from evalkit.errors import InputError
+    from evalkit.textio import LoadedFile
+
+    rng = random.Random(8)
+    compared = refused = 0
+    for _ in range(2500):
+        data = random_table(rng)
+        loaded = LoadedFile("t.txt", data, "")
+        extra = bool(rng.random() < 0.5)
+        fast = tables._compiled_whitespace(loaded, 6, extra, (0, 2), 4)
+        try:
+            slow = tables._python_whitespace(loaded, 6, extra, (0, 2), 4, "score")
+        except InputError:
+            assert fast is None, data
+            refused += 1
+            continue
+        assert fast is not None, data
+        for (codes, uniques), (slow_codes, slow_uniques) in zip(fast.columns, slow.columns):
+            assert codes.tolist() == slow_codes.tolist() and uniques.tolist() == slow_uniques.tolist(), data
+        assert fast.values.view(np.int64).tolist() == slow.values.view(np.int64).tolist(), data
+        assert (fast.extra_lines, fast.first_extra) == (slow.extra_lines, slow.first_extra), data
+        compared += 1
+    assert compared > 300 and refused > 300
+
+
+@needs_native
+def test_read_table_numbers_equal_python_floats():
+    """Every number form, converted by the fast path or by Python's own conversion: Python's float(), to the bit."""
+    from evalkit.formats.tables import NUMBER
+
+    rng = np.random.default_rng(9)
+    digits = [str(rng.integers(0, 10**int(rng.integers(1, 19)))) for _ in range(3000)]
+    forms = NUMBERS + [f"{d[:i]}.{d[i:]}" for d in digits for i in (0, len(d) // 2)] + [f"{d}e-{rng.integers(0, 40)}" for d in digits]
+    forms += [repr(float(x)) for x in rng.random(3000) * 10.0 ** rng.integers(-30, 30, 3000)]
+    for form in forms:
+        found = kernels.read_table(f"q {form}\n".encode(), 2, False, (0,), 1)
+        valid = NUMBER.match(form) is not None and np.isfinite(float(form))
+        assert (found is not None) == valid, form
+        if valid:
+            assert found[1].view(np.int64)[0] == np.float64(float(form)).view(np.int64), form
 
 
 def test_scores_equal_without_any_compiled_kernel(tmp_path, monkeypatch):

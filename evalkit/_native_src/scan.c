@@ -1,5 +1,5 @@
-/* evalkit._native, byte and row scans: blank_profile (for evalkit/formats/tables.py) and
- * first_occurrences (for evalkit/ranking.py). See module.c for the module's contents. */
+/* evalkit._native, row scans: first_occurrences (for evalkit/ranking.py) and judged_rows (for evalkit/evaluation.py).
+ * See module.c for the module's contents. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -7,83 +7,6 @@
 #include <string.h>
 
 #include "native.h"
-
-typedef struct {
-    int spaces, tabs, others, space_gap, tab_gap;
-} BlankProfile;
-
-/* Bytes i0..n-1 of p, one at a time, after ``prev`` (the byte before i0, '\n' at the data's start). */
-static void blank_tail(const unsigned char *p, Py_ssize_t i0, Py_ssize_t n, unsigned char prev, BlankProfile *b) {
-    for (Py_ssize_t i = i0; i < n; i++) {
-        unsigned char c = p[i];
-        if (c == ' ' || c == '\t') {
-            if (c == ' ') b->spaces = 1; else b->tabs = 1;
-            if (prev == c || prev == '\n') {
-                if (c == ' ') b->space_gap = 1; else b->tab_gap = 1;
-            }
-        } else if (c == '\n' && (prev == ' ' || prev == '\t')) {
-            if (prev == ' ') b->space_gap = 1; else b->tab_gap = 1;
-        } else if (c == '\r' || c == '\v' || c == '\f') {
-            b->others = 1;
-        }
-        prev = c;
-    }
-    if (prev == ' ') b->space_gap = 1;
-    if (prev == '\t') b->tab_gap = 1;
-}
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-/* 16 bytes at a time: one bit per byte for space, tab, newline and the other blanks; a gap is a
- * delimiter whose previous byte (the bit below, carried across blocks) is the same delimiter or a
- * newline, or a newline after a delimiter. Returns how many bytes it covered. */
-static Py_ssize_t blank_blocks(const unsigned char *p, Py_ssize_t n, BlankProfile *b) {
-    const __m128i sp_v = _mm_set1_epi8(' '), tb_v = _mm_set1_epi8('\t'), nl_v = _mm_set1_epi8('\n');
-    const __m128i cr_v = _mm_set1_epi8('\r'), vt_v = _mm_set1_epi8('\v'), ff_v = _mm_set1_epi8('\f');
-    unsigned seen_sp = 0, seen_tb = 0, seen_ot = 0, gap_sp = 0, gap_tb = 0, c_sp = 0, c_tb = 0, c_nl = 1;
-    Py_ssize_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-        unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp_v));
-        unsigned tb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, tb_v));
-        unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl_v));
-        seen_ot |= (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, cr_v), _mm_cmpeq_epi8(v, vt_v)),
-                                                            _mm_cmpeq_epi8(v, ff_v)));
-        unsigned prev_sp = (sp << 1) | c_sp, prev_tb = (tb << 1) | c_tb, prev_nl = (nl << 1) | c_nl;
-        gap_sp |= (sp & (prev_sp | prev_nl)) | (nl & prev_sp);
-        gap_tb |= (tb & (prev_tb | prev_nl)) | (nl & prev_tb);
-        seen_sp |= sp;
-        seen_tb |= tb;
-        c_sp = sp >> 15;
-        c_tb = tb >> 15;
-        c_nl = nl >> 15;
-    }
-    b->spaces |= seen_sp != 0;
-    b->tabs |= seen_tb != 0;
-    b->others |= seen_ot != 0;
-    b->space_gap |= (gap_sp & 0xffff) != 0;
-    b->tab_gap |= (gap_tb & 0xffff) != 0;
-    return i;
-}
-#endif
-
-PyObject *blank_profile(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer data;
-    if (!PyArg_ParseTuple(args, "y*", &data)) return NULL;
-    const unsigned char *p = data.buf;
-    Py_ssize_t n = data.len, done = 0;
-    BlankProfile b = {0, 0, 0, 0, 0};
-    Py_BEGIN_ALLOW_THREADS
-#ifdef __SSE2__
-    done = blank_blocks(p, n, &b);
-#endif
-    blank_tail(p, done, n, done > 0 ? p[done - 1] : '\n', &b);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&data);
-    return Py_BuildValue("(OOOOO)", b.spaces ? Py_True : Py_False, b.tabs ? Py_True : Py_False, b.others ? Py_True : Py_False,
-                         b.space_gap ? Py_True : Py_False, b.tab_gap ? Py_True : Py_False);
-}
 
 PyObject *first_occurrences(PyObject *self, PyObject *args) {
     (void)self;

@@ -1,0 +1,333 @@
+/* evalkit._native, the reader of whitespace tables (TREC runs and qrels, for evalkit/formats/tables.py):
+ * read_table. See module.c for the module's contents and table.h for the id tables.
+ *
+ * read_table(data, n_fields, extra, keep, numeric, codes, values, seed) -> None or (rows, n_extra, first_extra, uniques)
+ *     One pass over ``data`` (LF-separated UTF-8, as evalkit/textio.py hands it over), with the Python reader's
+ *     rules: fields split on ASCII whitespace (space, tab, CR, VT, FF, as bytes.split), blank lines and lines whose
+ *     first field starts with '#' skipped, ``n_fields`` fields a line (more allowed with ``extra``: counted, the
+ *     first such line kept). Each column of the tuple ``keep`` is coded in first-seen order into its buffer of
+ *     ``codes`` (int64, one per row; ``uniques`` gives each column's distinct ids as str, in code order); the column
+ *     ``numeric`` must be a finite decimal number as the Python reader's pattern has it
+ *     ([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?) and goes to ``values`` (float64). Returns None where
+ *     the Python reader must decide (a line with too few or too many fields, a field that is not such a number, an id
+ *     that is not UTF-8): it names the line. Numbers of at most 19 significant digits whose value is an exact
+ *     integer of <= 2^53 times or divided by 10^k (k <= 22) are converted here, correctly rounded (one IEEE
+ *     operation on exact operands); the others by Python's own float conversion after the pass. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "native.h"
+#include "table.h"
+
+#define MAX_KEEP 4
+#define MAX_FIELDS 32
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+enum { NUMBER_BAD = 0, NUMBER_DONE = 1, NUMBER_SLOW = 2 };
+
+/* The number in p..end: NUMBER_DONE with *out set, NUMBER_SLOW when valid but left to the exact conversion,
+ * NUMBER_BAD when not a number as evalkit reads it. */
+static int parse_number(const unsigned char *p, const unsigned char *end, double *out) {
+    int negative = 0, significant = 0, dropped = 0;
+    int64_t int_digits = 0, frac_digits = 0, exponent = 0;
+    uint64_t mantissa = 0;
+    if (p < end && (*p == '+' || *p == '-')) negative = *p++ == '-';
+    for (; p < end && *p >= '0' && *p <= '9'; p++, int_digits++) {
+        if (significant == 19) dropped = 1, exponent++;
+        else if (mantissa || *p != '0') mantissa = mantissa * 10 + (uint64_t)(*p - '0'), significant++;
+    }
+    if (p < end && *p == '.') {
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++, frac_digits++) {
+            if (significant == 19) dropped = 1;
+            else if (mantissa || *p != '0') mantissa = mantissa * 10 + (uint64_t)(*p - '0'), significant++, exponent--;
+            else exponent--;
+        }
+    }
+    if (int_digits + frac_digits == 0) return NUMBER_BAD;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        int exp_negative = 0;
+        int64_t value = 0, digits = 0;
+        if (++p < end && (*p == '+' || *p == '-')) exp_negative = *p++ == '-';
+        for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+            if (value < 100000) value = value * 10 + (*p - '0');
+        if (digits == 0) return NUMBER_BAD;
+        exponent += exp_negative ? -value : value;
+    }
+    if (p != end) return NUMBER_BAD;
+    if (mantissa == 0 && !dropped) {
+        *out = negative ? -0.0 : 0.0;
+        return NUMBER_DONE;
+    }
+    if (dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22) return NUMBER_SLOW;
+    double value = exponent < 0 ? (double)mantissa / POW10[-exponent] : (double)mantissa * POW10[exponent];
+    *out = negative ? -value : value;
+    return NUMBER_DONE;
+}
+
+/* The 64 bytes at p as two masks (bit i: byte i): blanks (the six of bytes.split, the newline included) and newlines. */
+static inline uint64_t blank_mask(const unsigned char *p, uint64_t *newlines) {
+#ifdef __SSE2__
+    const __m128i nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4), space = _mm_set1_epi8(' '), newline = _mm_set1_epi8('\n');
+    uint64_t blanks = 0, lines = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+        __m128i shifted = _mm_sub_epi8(v, nine); /* \t \n \v \f \r are 9..13: 0..4 after the shift */
+        __m128i blank = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(shifted, four), shifted), _mm_cmpeq_epi8(v, space));
+        blanks |= (uint64_t)(uint16_t)_mm_movemask_epi8(blank) << (16 * i);
+        lines |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * i);
+    }
+    *newlines = lines;
+    return blanks;
+#else
+    uint64_t blanks = 0, lines = 0;
+    for (int i = 0; i < 64; i++) {
+        blanks |= (uint64_t)(p[i] == ' ' || (p[i] >= '\t' && p[i] <= '\r')) << i;
+        lines |= (uint64_t)(p[i] == '\n') << i;
+    }
+    *newlines = lines;
+    return blanks;
+#endif
+}
+
+typedef struct {
+    const unsigned char *start;
+    int64_t length;
+} Token;
+
+typedef struct {
+    int64_t row, start, length;
+} SlowNumber;
+
+#define ROWS 32 /* rows coded together */
+
+/* The reader's state: the columns' id tables and outputs, the batch of rows whose ids wait for their probes. */
+typedef struct {
+    const unsigned char *data;
+    int n_fields, extra, numeric, n_keep, keep[MAX_KEEP];
+    Table tables[MAX_KEEP];
+    int64_t *codes[MAX_KEEP];
+    double *values;
+    int64_t room, rows, line, n_extra, first_extra;
+    SlowNumber *slow;
+    int64_t n_slow, slow_room;
+    int refused, no_memory, no_room;
+    /* rows rows..rows+in_batch-1: their ids, hashes (slots prefetched when the row was read) and whether each
+     * equals the id of the row before (a run's query id, row after row: no hashing) */
+    int64_t in_batch;
+    Token ids[ROWS][MAX_KEEP], prev[MAX_KEEP];
+    uint64_t hashes[ROWS][MAX_KEEP];
+    unsigned char same[ROWS][MAX_KEEP];
+} Reader;
+
+/* Code the ids of the batch's rows (their slots were prefetched a batch ago, so the cache misses overlap). */
+static void flush_batch(Reader *r) {
+    for (int k = 0; k < r->n_keep && !r->no_memory; k++) {
+        Table *t = &r->tables[k];
+        int64_t *column = r->codes[k];
+        for (int64_t j = 0; j < r->in_batch; j++) {
+            int64_t row = r->rows + j;
+            if (r->same[j][k]) {
+                column[row] = column[row - 1];
+                continue;
+            }
+            const Token *id = &r->ids[j][k];
+            uint64_t slot, h = r->hashes[j][k];
+            int64_t code = id->length >= UINT32_MAX ? -1 : table_probe(t, id->start, id->length, h, &slot);
+            if (code < 0 && (id->length >= UINT32_MAX || (code = table_add(t, id->start, id->length, h, slot)) < 0)) {
+                r->no_memory = 1;
+                break;
+            }
+            column[row] = code;
+        }
+    }
+    r->rows += r->in_batch;
+    r->in_batch = 0;
+}
+
+/* One line's fields (``nf`` of them, the first MAX_FIELDS in ``fields``); 0 to stop (refused, out of memory or room). */
+static int take_line(Reader *r, const Token *fields, int nf) {
+    r->line++;
+    if (nf == 0 || fields[0].start[0] == '#') return 1; /* blank or comment */
+    if (nf != r->n_fields) {
+        if (nf < r->n_fields || !r->extra) return !(r->refused = 1);
+        r->n_extra++;
+        if (!r->first_extra) r->first_extra = r->line;
+    }
+    int64_t row = r->rows + r->in_batch;
+    if (row >= r->room) return !(r->no_room = 1);
+    const Token *number = &fields[r->numeric];
+    int kind = parse_number(number->start, number->start + number->length, &r->values[row]);
+    if (kind == NUMBER_BAD) return !(r->refused = 1);
+    if (kind == NUMBER_SLOW) {
+        if (r->n_slow == r->slow_room) {
+            int64_t grown = r->slow_room ? 2 * r->slow_room : 1024;
+            SlowNumber *more = realloc(r->slow, sizeof(SlowNumber) * (size_t)grown);
+            if (!more) return !(r->no_memory = 1);
+            r->slow = more;
+            r->slow_room = grown;
+        }
+        r->slow[r->n_slow++] = (SlowNumber){row, number->start - r->data, number->length};
+    }
+    int64_t j = r->in_batch++;
+    for (int k = 0; k < r->n_keep; k++) {
+        const Token *id = &fields[r->keep[k]];
+        Token *prev = &r->prev[k];
+        r->ids[j][k] = *id;
+        r->same[j][k] = id->length == prev->length && memcmp(id->start, prev->start, (size_t)id->length) == 0;
+        *prev = *id;
+        if (!r->same[j][k]) {
+            Table *t = &r->tables[k];
+            r->hashes[j][k] = hash_bytes(id->start, id->length, t->seed);
+            __builtin_prefetch(&t->slots[r->hashes[j][k] & t->mask]);
+        }
+    }
+    if (r->in_batch == ROWS) flush_batch(r);
+    return !r->no_memory;
+}
+
+/* Every line of data[0:n]: fields found 64 bytes at a time from masks of the blanks (their starts and ends are where
+ * the mask changes), so that a line costs a few steps per field instead of a branch per byte. */
+static void read_lines(Reader *r, int64_t n) {
+    Token fields[MAX_FIELDS];
+    int nf = 0;
+    int64_t token_start = 0;
+    uint64_t carry = 1; /* the byte before the data counts as a blank */
+    unsigned char tail[64];
+    for (int64_t base = 0; base < n || (base == n && n > 0 && r->data[n - 1] != '\n'); base += 64) {
+        const unsigned char *chunk = r->data + base;
+        if (n - base < 64) { /* the last bytes, padded with newlines (one at least ends an unterminated last line) */
+            memset(tail, '\n', sizeof(tail));
+            memcpy(tail, chunk, (size_t)(n - base));
+            chunk = tail;
+        }
+        uint64_t newlines, blanks = blank_mask(chunk, &newlines);
+        uint64_t before = (blanks << 1) | carry;
+        carry = blanks >> 63;
+        uint64_t starts = ~blanks & before, ends = blanks & ~before, events = starts | ends | newlines;
+        while (events) {
+            int bit = __builtin_ctzll(events);
+            uint64_t mask = events & -events;
+            events ^= mask;
+            if (starts & mask) {
+                token_start = base + bit;
+                continue;
+            }
+            if (ends & mask) {
+                if (nf < MAX_FIELDS) fields[nf] = (Token){r->data + token_start, base + bit - token_start};
+                nf++;
+            }
+            if (newlines & mask) {
+                if (!take_line(r, fields, nf)) return;
+                nf = 0;
+            }
+        }
+    }
+}
+
+PyObject *read_table(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer data, values, codes[MAX_KEEP];
+    int n_fields, extra, numeric;
+    PyObject *keep_arg, *codes_arg;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "y*ipO!iO!w*K", &data, &n_fields, &extra, &PyTuple_Type, &keep_arg, &numeric, &PyTuple_Type,
+                          &codes_arg, &values, &seed))
+        return NULL;
+    Reader *r = calloc(1, sizeof(Reader));
+    Py_ssize_t n_keep = PyTuple_GET_SIZE(keep_arg), got = 0;
+    const char *error = NULL;
+    if (r == NULL) error = "read_table: out of memory";
+    else if (n_fields < 1 || n_fields > MAX_FIELDS || numeric < 0 || numeric >= n_fields) error = "read_table: bad field numbers";
+    else if (n_keep < 1 || n_keep > MAX_KEEP || PyTuple_GET_SIZE(codes_arg) != n_keep) error = "read_table: bad keep or codes";
+    for (Py_ssize_t k = 0; !error && k < n_keep; k++) {
+        long column = PyLong_AsLong(PyTuple_GET_ITEM(keep_arg, k));
+        if (column < 0 || column >= n_fields) error = "read_table: bad field numbers";
+        r->keep[k] = (int)column;
+    }
+    for (; !error && got < n_keep; got++)
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(codes_arg, got), &codes[got], PyBUF_WRITABLE) < 0) break;
+    if (PyErr_Occurred() || error) {
+        for (Py_ssize_t k = 0; k < got; k++) PyBuffer_Release(&codes[k]);
+        PyBuffer_Release(&data);
+        PyBuffer_Release(&values);
+        free(r);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, error);
+        return NULL;
+    }
+    r->data = data.buf;
+    r->n_fields = n_fields;
+    r->extra = extra;
+    r->numeric = numeric;
+    r->n_keep = (int)n_keep;
+    r->values = values.buf;
+    r->room = values.len / (Py_ssize_t)sizeof(double);
+    for (int k = 0; k < r->n_keep; k++) {
+        r->codes[k] = codes[k].buf;
+        if (codes[k].len / (Py_ssize_t)sizeof(int64_t) < r->room) r->room = codes[k].len / (Py_ssize_t)sizeof(int64_t);
+        if (!table_init(&r->tables[k], 1 << 12, seed)) r->no_memory = 1;
+    }
+
+    Py_BEGIN_ALLOW_THREADS
+    if (!r->no_memory) read_lines(r, data.len);
+    if (!r->refused && !r->no_memory && !r->no_room) flush_batch(r);
+    Py_END_ALLOW_THREADS
+
+    PyObject *result = NULL;
+    char *text = NULL;
+    for (int64_t s = 0; !r->refused && !r->no_memory && !r->no_room && s < r->n_slow; s++) { /* Python's own conversion */
+        const SlowNumber *number = &r->slow[s];
+        char *grown = PyMem_Realloc(text, (size_t)number->length + 1);
+        if (grown == NULL) {
+            r->no_memory = 1;
+            break;
+        }
+        text = grown;
+        memcpy(text, (const char *)data.buf + number->start, (size_t)number->length);
+        text[number->length] = '\0';
+        double value = PyOS_string_to_double(text, NULL, NULL); /* NULL: an overflow gives +-inf, refused below */
+        if (PyErr_Occurred() || !isfinite(value)) {
+            PyErr_Clear();
+            r->refused = 1;
+            break;
+        }
+        r->values[number->row] = value;
+    }
+    PyMem_Free(text);
+    if (r->no_memory) PyErr_NoMemory();
+    else if (r->no_room) PyErr_SetString(PyExc_ValueError, "read_table: more rows than the buffers hold");
+    else if (r->refused) result = Py_NewRef(Py_None);
+    else {
+        PyObject *uniques = PyList_New(n_keep);
+        for (int k = 0; uniques && k < r->n_keep; k++) {
+            PyObject *column = table_uniques(&r->tables[k]);
+            if (column == NULL) {
+                Py_CLEAR(uniques);
+                if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { /* not UTF-8: the Python reader names the line */
+                    PyErr_Clear();
+                    result = Py_NewRef(Py_None);
+                }
+                break;
+            }
+            PyList_SET_ITEM(uniques, k, column);
+        }
+        if (uniques) result = Py_BuildValue("(LLLN)", (long long)r->rows, (long long)r->n_extra, (long long)r->first_extra, uniques);
+    }
+    free(r->slow);
+    for (int k = 0; k < r->n_keep; k++) {
+        table_free(&r->tables[k]);
+        PyBuffer_Release(&codes[k]);
+    }
+    free(r);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&values);
+    return result;
+}
