@@ -16,8 +16,7 @@ declarations. The task-aware submission entry points are in
 """
 from __future__ import annotations
 
-from importlib import metadata
-
+from evalkit.entry_points import EntryPoint, entry_points
 from evalkit.errors import UsageError
 from evalkit.tasks.base import Task, TaskScore
 
@@ -37,9 +36,8 @@ def register(task_cls: type[Task]) -> type[Task]:
     return task_cls
 
 
-def _distribution(entry: metadata.EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    return dist.name if dist is not None else "the plugin"
+def _distribution(entry: EntryPoint) -> str:
+    return entry.dist_name or "the plugin"
 
 
 def load_entry_points() -> None:
@@ -48,7 +46,7 @@ def load_entry_points() -> None:
     if _LOADED:
         return
     _LOADED = True
-    entries = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    entries = entry_points(ENTRY_POINT_GROUP)
     for entry in entries:
         try:
             loaded = entry.load()
