@@ -8,9 +8,8 @@ time. Written inside JSON outputs, as a block in Markdown reports, and as a
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
-import platform
+import sys
 from typing import Any, Mapping
 
 from evalkit._version import __version__
@@ -44,19 +43,23 @@ def build_manifest(
         "options": dict(options or {}),
         "seed": seed,
         "ranking_rule": RANKING_RULE,
-        "python": platform.python_version(),
+        "python": sys.version.split()[0],  # platform.python_version(), without importing platform
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
 
 
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:
     """A Markdown block for reports."""
+    import json
+
     lines = ["<details><summary>Manifest</summary>", "", "```json", json.dumps(manifest, indent=2, sort_keys=False), "```", "", "</details>"]
     return "\n".join(lines)
 
 
 def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
     """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
+    import json
+
     path = f"{os.fspath(output_path)}.manifest.json"
     atomic_write(path, json.dumps(manifest, indent=2) + "\n", force=True)
     return path

@@ -1,7 +1,6 @@
 """Rendering a task score as a text table, JSON, Markdown, TSV or trec_eval's ``-q`` lines."""
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Mapping
 
@@ -72,6 +71,8 @@ def as_dict(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> dict
 
 
 def as_json(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> str:
+    import json
+
     return json.dumps(as_dict(score, manifest), indent=2, allow_nan=True)
 
 

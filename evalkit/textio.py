@@ -18,15 +18,15 @@ import io
 import os
 import re
 import stat
-import tempfile
-import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
 from evalkit.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover - zipfile and tempfile are imported where a zip is read or an output written
+    import zipfile
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -101,6 +101,8 @@ def read_input_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes
 
 def gunzip_bounded(raw: bytes, path: str, limit: int | None = None) -> bytes:
     """Decompress gzip data (several members too), refusing more than ``limit`` bytes of output."""
+    import zlib
+
     limit = max_input_bytes() if limit is None else limit
     out = bytearray()
     data = raw
@@ -132,6 +134,9 @@ def gunzip_bounded(raw: bytes, path: str, limit: int | None = None) -> bytes:
 
 def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int | None = None) -> bytes:
     """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares."""
+    import zipfile
+    import zlib
+
     limit = max_input_bytes() if limit is None else limit
     if member.file_size > limit:
         raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit)
@@ -233,6 +238,8 @@ def zip_data_members(archive: zipfile.ZipFile, path: str) -> list[zipfile.ZipInf
 
 def open_zip(raw: bytes, path: str) -> zipfile.ZipFile:
     """The zip archive in ``raw``; one line when it is not a readable zip."""
+    import zipfile
+
     try:
         return zipfile.ZipFile(io.BytesIO(raw))
     except zipfile.BadZipFile as exc:
@@ -381,6 +388,8 @@ def check_outputs(outputs, force: bool = False, inputs=()) -> list[Path]:
 def atomic_write(path: str | os.PathLike, data: bytes | str, force: bool = False) -> Path:
     """Write ``data`` to ``path`` through a temporary file and a rename."""
     target = check_writable(path, force)
+    import tempfile
+
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:

@@ -15,7 +15,6 @@ refused with the choices spelled out.
 """
 from __future__ import annotations
 
-import difflib
 import math
 import re
 
@@ -39,6 +38,8 @@ AMBIGUOUS = {
 
 
 def _close_matches(name: str) -> str:
+    import difflib
+
     names = sorted(set(_REGISTRY) | set(AMBIGUOUS))
     close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
     if close:
