@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterator
 
+from evalkit import readahead
 from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
 from evalkit.errors import InputError
 
@@ -192,15 +193,6 @@ class LoadedFile:
         return self.data.decode("utf-8")
 
 
-def sha256_of(path: str | os.PathLike) -> str:
-    check_regular(path)
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class ZipEntries:
     """A zip's members sorted by what they hold (every name already checked to stay inside the archive)."""
@@ -311,10 +303,11 @@ def decode_check(data: bytes, label: str) -> bytes:
 
 
 def load(path: str | os.PathLike) -> LoadedFile:
-    """Read a plain, gzip or single-member zip file as normalised UTF-8 bytes."""
+    """Read a plain, gzip or single-member zip file as normalised UTF-8 bytes (those read ahead, if unchanged since)."""
     path = str(path)
-    raw = read_input_bytes(path)
-    digest: str | Digest = Digest(raw) if len(raw) >= BACKGROUND_DIGEST_BYTES else hashlib.sha256(raw).hexdigest()
+    ahead = readahead.take(path, check_regular(path), max_input_bytes())
+    raw = ahead[0] if ahead else read_input_bytes(path)
+    digest = ahead[1] if ahead else Digest(raw) if len(raw) >= BACKGROUND_DIGEST_BYTES else hashlib.sha256(raw).hexdigest()
     member = None
     container = container_of(raw)
     if container == "gzip":

@@ -19,7 +19,7 @@ from helpers import REPO
 # bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
-                    "evalkit.entry_points", "evalkit.options", "evalkit.labels")),
+                    "evalkit.entry_points", "evalkit.readahead", "evalkit.options", "evalkit.labels")),
     ("data", ("evalkit.textio", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),

@@ -31,8 +31,30 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
+# Commands whose arguments name the input files they read first: started as a command (not imported by a test or a
+# notebook), those files are read and hashed on a second thread while the command imports what it needs.
+READ_AHEAD_COMMANDS = ("score", "compare", "report", "validate", "submit", "fuse")
+
+
+def _read_ahead(argv: list[str]) -> None:
+    command = _command(argv)
+    if command not in READ_AHEAD_COMMANDS or "--max-input-size" in argv:
+        return
+    from evalkit import readahead
+    from evalkit.errors import EvalkitError
+    from evalkit.textio import max_input_bytes
+
+    try:
+        limit = max_input_bytes()
+    except EvalkitError:
+        return  # a bad EVALKIT_MAX_INPUT_SIZE: the command says so
+    readahead.start([arg for arg in argv[argv.index(command) + 1:] if not arg.startswith("-")], limit)
+
+
 if _command(sys.argv[1:]) not in MODEL_COMMANDS:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+if sys.argv and os.path.basename(sys.argv[0]) in ("evalkit", "__main__.py"):
+    _read_ahead(sys.argv[1:])
 
 import click  # noqa: E402
 
