@@ -147,12 +147,12 @@ def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.n
     """(query position, rank, grade) of each ranked row whose document is judged (grade >= 0) for its evaluated query.
 
     A repeated document counts at its first position only; ``depth`` keeps the
-    top of each ranking. One pass in C (:mod:`evalkit._native`, each query's few
+    top of each ranking. One pass in C (:mod:`evalkit._native`, each query's
     judgments at hand while its rows go by); else numpy: a document judged for
     some query first, then the (query, document) key looked up.
     """
     found = kernels.judged_rows(ranked.qidx, ranked.didx, ranked.rank, ranked.first, run_query_pos, run_to_qdoc,
-                                np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1)), jkey_sorted % n_docs, jg_sorted, depth)
+                                np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1)), jkey_sorted % n_docs, jg_sorted, depth, n_docs)
     if found is not None:
         return found
     rows = np.flatnonzero((run_to_qdoc >= 0)[ranked.didx])

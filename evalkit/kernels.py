@@ -31,24 +31,27 @@ def _int64(array: np.ndarray) -> np.ndarray:
 
 def judged_rows(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, first: np.ndarray, run_query_pos: np.ndarray,
                 run_to_qdoc: np.ndarray, offsets: np.ndarray, judged_docs: np.ndarray, judged_grades: np.ndarray,
-                depth: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                depth: int | None, n_qdocs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(query position, rank, grade) of every ranked row whose document is judged for its evaluated query, in one pass.
 
     The run's rows in rank order (``qidx``, ``didx``, ``rank``, ``first``: not
     a repeat); ``run_query_pos``: each run query's evaluated position (-1: not
-    evaluated); ``run_to_qdoc``: each run document's code among judged
-    documents (-1: never judged); ``offsets``: where each evaluated query's
-    judgments start in ``judged_docs`` / ``judged_grades`` (sorted by document
-    code). ``None`` without the kernel.
+    evaluated); ``run_to_qdoc``: each run document's code among the
+    ``n_qdocs`` judged documents (-1: never judged); ``offsets``: where each
+    evaluated query's judgments start in ``judged_docs`` / ``judged_grades``
+    (qrels document codes). ``None`` without the kernel.
     """
     if native is None:
         return None
+    doc_run_code = np.full(max(n_qdocs, 1), -1, dtype=np.int64)  # each judged document's run code (-1: not in the run)
+    named = np.flatnonzero(run_to_qdoc >= 0)
+    doc_run_code[run_to_qdoc[named]] = named
     room = len(judged_docs)
     qpos, ranks, grades = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.float64)
     count = native.judged_rows(
         _int64(qidx), _int64(didx), _int64(rank), np.ascontiguousarray(first, dtype=bool).view(np.uint8), _int64(run_query_pos),
-        np.ascontiguousarray(run_to_qdoc >= 0).view(np.uint8), _int64(run_to_qdoc), _int64(offsets), _int64(judged_docs),
-        np.ascontiguousarray(judged_grades, dtype=np.float64), depth or 0, qpos, ranks, grades,
+        doc_run_code, _int64(offsets), _int64(judged_docs), np.ascontiguousarray(judged_grades, dtype=np.float64), depth or 0,
+        qpos, ranks, grades,
     )
     return qpos[:count], ranks[:count], grades[:count]
 
