@@ -49,21 +49,21 @@ def _read(path: str, ahead: _Ahead, limit: int) -> None:
 
 def start(paths: list[str], limit: int) -> None:
     """Read (and hash) the regular files among ``paths`` of at most ``limit`` bytes on one background thread, in order."""
-    chosen = []
+    chosen: list[tuple[str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
             info = os.stat(path)
         except (OSError, ValueError):
             continue
         if stat.S_ISREG(info.st_mode) and info.st_size <= limit and path not in _AHEAD:
-            chosen.append(path)
-            _AHEAD[path] = _Ahead()
+            chosen.append((path, _Ahead()))
+            _AHEAD[path] = chosen[-1][1]
 
     def read_all() -> None:
-        for path in chosen:
-            ahead = _AHEAD.get(path)
-            if ahead is not None:
+        for path, ahead in chosen:  # each is done, even one already taken (its taker waits for it)
+            try:
                 _read(path, ahead, limit)
+            finally:
                 ahead.done.set()
 
     if chosen:

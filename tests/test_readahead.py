@@ -30,6 +30,23 @@ def test_an_unchanged_file_is_taken_a_changed_one_read_again(tmp_path, monkeypat
     assert readahead._AHEAD == {}
 
 
+def test_a_file_taken_before_the_thread_reaches_it(tmp_path, monkeypatch):
+    """load may ask for the second file while the thread still reads the first: it waits for it, never forever."""
+    import threading
+
+    monkeypatch.setattr(readahead, "_AHEAD", {})
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.write_bytes(b"x" * (8 << 20))
+    second.write_bytes(b"q1 0 d1 1\n")
+    readahead.start([str(first), str(second)], limit=1 << 30)
+    taken = []
+    taker = threading.Thread(target=lambda: taken.append(readahead.take(str(second), os.stat(second), 1 << 30)))
+    taker.start()
+    taker.join(timeout=60)
+    assert not taker.is_alive() and taken[0][0] == b"q1 0 d1 1\n"
+    assert readahead.take(str(first), os.stat(first), 1 << 30)[0] == first.read_bytes()
+
+
 def test_limits_and_fifos_are_left_to_load(tmp_path, monkeypatch):
     monkeypatch.setattr(readahead, "_AHEAD", {})
     big = tmp_path / "big.trec"
