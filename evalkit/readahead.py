@@ -22,13 +22,21 @@ _AHEAD: dict[str, "_Ahead"] = {}
 
 
 class _Ahead:
-    """One file being read on the read-ahead thread."""
+    """One file on the read-ahead thread: ``read`` is set once its bytes are in (or it was skipped), ``hashed`` once
+    their sha256 is taken (the bytes are handed over before)."""
 
     def __init__(self) -> None:
-        self.done = threading.Event()
+        self.read = threading.Event()
+        self.hashed = threading.Event()
         self.key: tuple[int, ...] | None = None
         self.data: bytes | None = None
-        self.sha256: str | None = None
+        self.hex: str | None = None
+
+    def result(self) -> str:
+        """The sha256, waiting for it (the interface of :class:`evalkit.digest.Digest`)."""
+        self.hashed.wait()
+        assert self.hex is not None
+        return self.hex
 
 
 def _key(info: os.stat_result) -> tuple[int, ...]:
@@ -42,41 +50,49 @@ def _read(path: str, ahead: _Ahead, limit: int) -> None:
             if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 data = handle.read(limit + 1)
                 if len(data) <= limit:
-                    ahead.key, ahead.data, ahead.sha256 = _key(info), data, hashlib.sha256(data).hexdigest()
+                    ahead.key, ahead.data = _key(info), data
     except (OSError, MemoryError, ValueError):
         pass  # load reads it and names the problem
 
 
 def start(paths: list[str], limit: int) -> None:
-    """Read (and hash) the regular files among ``paths`` of at most ``limit`` bytes on one background thread, in order."""
-    chosen: list[tuple[str, _Ahead]] = []
+    """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
+    hash them."""
+    chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
             info = os.stat(path)
         except (OSError, ValueError):
             continue
         if stat.S_ISREG(info.st_mode) and info.st_size <= limit and path not in _AHEAD:
-            chosen.append((path, _Ahead()))
-            _AHEAD[path] = chosen[-1][1]
+            chosen.append((info.st_size, path, _Ahead()))
+            _AHEAD[path] = chosen[-1][2]
+    chosen.sort(key=lambda item: item[0])
 
     def read_all() -> None:
-        for path, ahead in chosen:  # each is done, even one already taken (its taker waits for it)
+        for _, path, ahead in chosen:  # each is marked, even one already taken (its taker waits for it)
             try:
                 _read(path, ahead, limit)
             finally:
-                ahead.done.set()
+                ahead.read.set()
+        for _, _, ahead in chosen:
+            try:
+                if ahead.data is not None:
+                    ahead.hex = hashlib.sha256(ahead.data).hexdigest()
+            finally:
+                ahead.hashed.set()
 
     if chosen:
         threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()
 
 
-def take(path: str, info: os.stat_result, limit: int) -> tuple[bytes, str] | None:
-    """The bytes and sha256 of ``path`` read ahead, when ``info`` (its ``os.stat`` now) shows the same file of at most
-    ``limit`` bytes; else ``None``."""
+def take(path: str, info: os.stat_result, limit: int) -> tuple[bytes, _Ahead] | None:
+    """The bytes of ``path`` read ahead and their pending sha256 (``.result()``), when ``info`` (its ``os.stat`` now)
+    shows the same file of at most ``limit`` bytes; else ``None``."""
     ahead = _AHEAD.pop(path, None)
     if ahead is None:
         return None
-    ahead.done.wait()
-    if ahead.data is None or ahead.sha256 is None or ahead.key != _key(info) or len(ahead.data) > limit:
+    ahead.read.wait()
+    if ahead.data is None or ahead.key != _key(info) or len(ahead.data) > limit:
         return None
-    return ahead.data, ahead.sha256
+    return ahead.data, ahead

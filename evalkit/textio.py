@@ -170,7 +170,7 @@ class LoadedFile:
     data: bytes  # normalised bytes: no BOM, LF line ends, valid UTF-8
     member: str | None  # zip member name, if read from a zip
 
-    def __init__(self, path: str, data: bytes, sha256: str | Digest, member: str | None = None) -> None:
+    def __init__(self, path: str, data: bytes, sha256: "str | Digest | readahead._Ahead", member: str | None = None) -> None:
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "member", member)
@@ -179,7 +179,7 @@ class LoadedFile:
     @property
     def sha256(self) -> str:
         digest = self.__dict__["_sha256"]
-        if isinstance(digest, Digest):
+        if not isinstance(digest, str):  # still being taken on a second thread
             digest = digest.result()
             object.__setattr__(self, "_sha256", digest)
         return digest

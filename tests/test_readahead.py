@@ -20,7 +20,7 @@ def test_an_unchanged_file_is_taken_a_changed_one_read_again(tmp_path, monkeypat
     changed.write_bytes(b"q1 Q0 d1 1 0.5 r\n")
     readahead.start([str(same), str(changed), str(tmp_path / "missing"), str(tmp_path)], limit=1 << 20)
     assert set(readahead._AHEAD) == {str(same), str(changed)}  # a missing path and a folder are left to load
-    readahead._AHEAD[str(changed)].done.wait()
+    readahead._AHEAD[str(changed)].hashed.wait()
     changed.write_bytes(b"q1 Q0 d2 1 0.25 r\n")
     os.utime(changed, ns=(1, 1))
     taken = load(same)
@@ -43,7 +43,7 @@ def test_a_file_taken_before_the_thread_reaches_it(tmp_path, monkeypatch):
     taker = threading.Thread(target=lambda: taken.append(readahead.take(str(second), os.stat(second), 1 << 30)))
     taker.start()
     taker.join(timeout=60)
-    assert not taker.is_alive() and taken[0][0] == b"q1 0 d1 1\n"
+    assert not taker.is_alive() and taken[0][0] == b"q1 0 d1 1\n" and taken[0][1].result() == hashlib.sha256(b"q1 0 d1 1\n").hexdigest()
     assert readahead.take(str(first), os.stat(first), 1 << 30)[0] == first.read_bytes()
 
 
@@ -54,7 +54,7 @@ def test_limits_and_fifos_are_left_to_load(tmp_path, monkeypatch):
     readahead.start([str(big)], limit=10)  # larger than the limit: not read ahead
     assert readahead._AHEAD == {}
     readahead.start([str(big)], limit=1000)
-    readahead._AHEAD[str(big)].done.wait()
+    readahead._AHEAD[str(big)].hashed.wait()
     assert readahead.take(str(big), os.stat(big), limit=50) is None  # a smaller limit since: load decides
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "fifo"
