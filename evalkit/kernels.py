@@ -25,6 +25,14 @@ COMPILED = native is not None
 SEED = int.from_bytes(os.urandom(8), "little")  # the id tables' hash seed, per process as Python's own str hashing (codes never depend on it)
 
 
+SPLIT_BYTES = 1 << 22  # from 4 MB a table is read in two halves on two threads (where there are two cores)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _int64(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=np.int64)
 
@@ -65,17 +73,20 @@ def first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.nda
     return first
 
 
-def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int
+def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int, threads: int | None = None
                ) -> tuple[list[tuple[np.ndarray, list[str]]], np.ndarray, int, int] | None:
     """A whitespace table's kept columns coded (codes, distinct ids in code order), its numeric column, the lines
     with extra fields and the first of them, in one pass; ``None`` without the kernel or where the Python reader must
-    name a bad line (a wrong field count, a number it refuses)."""
+    name a bad line (a wrong field count, a number it refuses). ``threads``: 2 reads the two halves at once (the
+    default from :data:`SPLIT_BYTES` on a machine with two cores or more), 1 in one pass."""
     if native is None:
         return None
+    if threads is None:
+        threads = 2 if len(data) >= SPLIT_BYTES and _cores() > 1 else 1
     room = (len(data) + 1) // (2 * n_fields) + 1  # a data line holds n_fields fields, n_fields - 1 blanks and a newline
     codes = tuple(np.empty(room, dtype=np.int64) for _ in keep)  # untouched pages past the last row cost nothing
     values = np.empty(room, dtype=np.float64)
-    found = native.read_table(data, n_fields, extra, tuple(keep), numeric, codes, values, SEED)
+    found = native.read_table(data, n_fields, extra, tuple(keep), numeric, codes, values, SEED, threads)
     if found is None:
         return None
     rows, n_extra, first_extra, uniques = found

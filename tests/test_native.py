@@ -56,13 +56,16 @@ def random_table(rng: random.Random) -> bytes:
 
 
 @needs_native
-def test_read_table_twins_agree(monkeypatch):
-    """The compiled reader (one pass of C) and the Python reader give the same table, or the compiled one leaves
-    the file to the Python reader, which refuses it naming the line; values equal to the bit (-0.0 included)."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_read_table_twins_agree(threads, monkeypatch):
+    """The compiled reader (one pass of C; or two halves on two threads, joined) and the Python reader give the same
+    table, or the compiled one leaves the file to the Python reader, which refuses it naming the line; values equal
+    to the bit (-0.0 included); the line of the first extra field counted across the halves."""
     from evalkit.errors import InputError
     from evalkit.textio import LoadedFile
 
-    rng = random.Random(8)
+    monkeypatch.setattr(kernels, "SPLIT_BYTES", 0 if threads == 2 else 1 << 62)
+    rng = random.Random(8 + threads)
     compared = refused = 0
     for _ in range(2500):
         data = random_table(rng)
@@ -82,6 +85,20 @@ def test_read_table_twins_agree(monkeypatch):
         assert (fast.extra_lines, fast.first_extra) == (slow.extra_lines, slow.first_extra), data
         compared += 1
     assert compared > 300 and refused > 300
+
+
+@needs_native
+def test_read_table_in_two_halves_joins_codes_lines_and_numbers():
+    """The second half's ids coded after the first half's (shared ones keep their codes), its rows moved up past the
+    first half's comment and blank lines, its slow numbers placed, its first extra line counted from the file's start."""
+    first = "# comment\n\nq1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 0.25 r\n   \n" * 80  # the middle falls in here
+    second = "q2 Q0 d2 1 0.30000000000000004 r\nq2 Q0 d3 2 1e-30 r x\nq1 Q0 d1 1 -0.0 r\n" * 40
+    data = (first + second).encode()
+    one = kernels.read_table(data, 6, True, (0, 2), 4, threads=1)
+    two = kernels.read_table(data, 6, True, (0, 2), 4, threads=2)
+    assert [(c.tolist(), u) for c, u in one[0]] == [(c.tolist(), u) for c, u in two[0]]
+    assert one[1].view(np.int64).tolist() == two[1].view(np.int64).tolist() and one[2:] == two[2:]
+    assert two[0][1][1] == ["d1", "d2", "d3"] and two[2:] == (40, first.count("\n") + 2)
 
 
 @needs_native

@@ -2,9 +2,10 @@
  * pure-Python twin that gives the same results).
  *
  * Reading, for evalkit/formats/tables.py:
- * read_table(data, n_fields, extra, keep, numeric, codes, values, seed) -> None or (rows, n_extra, first_extra, uniques)
- *     A TREC run's or qrels' whitespace columns in one pass (see reader.c): the id columns coded in first-seen
- *     order as the bytes go by, the numeric column converted; None where the Python reader must name a bad line.
+ * read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads) -> None or (rows, n_extra, first_extra, uniques)
+ *     A TREC run's or qrels' whitespace columns in one pass (see reader.c; two halves on two threads with threads=2):
+ *     the id columns coded in first-seen order as the bytes go by, the numeric column converted; None where the
+ *     Python reader must name a bad line.
  *
  * Id lookup, for evalkit/ids.py:
  * positions(values, universe, out, seed)
@@ -39,7 +40,7 @@
 static PyMethodDef methods[] = {
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
-    {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, codes, values, seed): see reader.c"},
+    {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads): see reader.c"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},
 };

@@ -1,7 +1,7 @@
 /* evalkit._native, the reader of whitespace tables (TREC runs and qrels, for evalkit/formats/tables.py):
  * read_table. See module.c for the module's contents and table.h for the id tables.
  *
- * read_table(data, n_fields, extra, keep, numeric, codes, values, seed) -> None or (rows, n_extra, first_extra, uniques)
+ * read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads) -> None or (rows, n_extra, first_extra, uniques)
  *     One pass over ``data`` (LF-separated UTF-8, as evalkit/textio.py hands it over), with the Python reader's
  *     rules: fields split on ASCII whitespace (space, tab, CR, VT, FF, as bytes.split), blank lines and lines whose
  *     first field starts with '#' skipped, ``n_fields`` fields a line (more allowed with ``extra``: counted, the
@@ -12,13 +12,20 @@
  *     the Python reader must decide (a line with too few or too many fields, a field that is not such a number, an id
  *     that is not UTF-8): it names the line. Numbers of at most 19 significant digits whose value is an exact
  *     integer of <= 2^53 times or divided by 10^k (k <= 22) are converted here, correctly rounded (one IEEE
- *     operation on exact operands); the others by Python's own float conversion after the pass. */
+ *     operation on exact operands); the others by Python's own float conversion after the pass. With ``threads``
+ *     2, the bytes after the first newline past the middle are read at the same time on a second thread, with
+ *     tables of their own joined to the first part's after (read_all, finish_split): the same results. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define EVALKIT_THREADS 1
+#endif
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -111,7 +118,7 @@ typedef struct {
 
 /* The reader's state: the columns' id tables and outputs, the batch of rows whose ids wait for their probes. */
 typedef struct {
-    const unsigned char *data;
+    const unsigned char *data, *origin; /* this reader's part of the bytes; the whole (slow numbers' offsets count from it) */
     int n_fields, extra, numeric, n_keep, keep[MAX_KEEP];
     Table tables[MAX_KEEP];
     int64_t *codes[MAX_KEEP];
@@ -175,7 +182,7 @@ static int take_line(Reader *r, const Token *fields, int nf) {
             r->slow = more;
             r->slow_room = grown;
         }
-        r->slow[r->n_slow++] = (SlowNumber){row, number->start - r->data, number->length};
+        r->slow[r->n_slow++] = (SlowNumber){row, number->start - r->origin, number->length};
     }
     int64_t j = r->in_batch++;
     for (int k = 0; k < r->n_keep; k++) {
@@ -226,6 +233,10 @@ static void read_lines(Reader *r, int64_t n) {
                 nf++;
             }
             if (newlines & mask) {
+                if (base + bit >= n) { /* the padding's first newline: it ends an unterminated last line, if any */
+                    if (nf) take_line(r, fields, nf);
+                    return;
+                }
                 if (!take_line(r, fields, nf)) return;
                 nf = 0;
             }
@@ -233,16 +244,119 @@ static void read_lines(Reader *r, int64_t n) {
     }
 }
 
+/* Newlines in p[0:n] (a popcount of the 64-byte masks). */
+static int64_t count_newlines(const unsigned char *p, int64_t n) {
+    int64_t count = 0, i = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t newlines;
+        blank_mask(p + i, &newlines);
+        count += __builtin_popcountll(newlines);
+    }
+    for (; i < n; i++) count += p[i] == '\n';
+    return count;
+}
+
+static void read_part(Reader *r, int64_t n) {
+    read_lines(r, n);
+    if (!r->refused && !r->no_memory && !r->no_room) flush_batch(r);
+}
+
+/* The second part of a split read: its rows go after the newlines of the first part (an upper bound of the first
+ * part's rows, closed up by finish_split), so that both parts write the outputs in place. */
+typedef struct {
+    Reader *r;
+    int64_t n, offset; /* the part's bytes; the first part's newlines */
+} Second;
+
+static void *read_second(void *arg) {
+    Second *second = arg;
+    Reader *r = second->r;
+    second->offset = count_newlines(r->origin, r->data - r->origin);
+    if (second->offset > r->room) r->no_room = 1;
+    else {
+        for (int k = 0; k < r->n_keep; k++) r->codes[k] += second->offset;
+        r->values += second->offset;
+        r->room -= second->offset;
+        read_part(r, second->n);
+    }
+    return NULL;
+}
+
+/* Join the second part to the first: its ids coded in the first part's tables (ids new to them take the next codes,
+ * in the second part's first-seen order), its rows moved up behind the first part's, its lines and slow numbers
+ * counted on; 0 when out of memory. */
+static int finish_split(Reader *a, Reader *b, int64_t offset) {
+    for (int k = 0; k < a->n_keep; k++) {
+        Table *ta = &a->tables[k], *tb = &b->tables[k];
+        int64_t *map = malloc(sizeof(int64_t) * (size_t)(tb->used > 0 ? tb->used : 1));
+        if (map == NULL) return 0;
+        for (int64_t c = 0; c < tb->used; c++) { /* the same seed: the second table's hashes are the first's */
+            const unsigned char *p = tb->arena + tb->starts[c];
+            uint64_t slot, h = tb->hashes[c];
+            int64_t code = table_probe(ta, p, tb->lengths[c], h, &slot);
+            if (code < 0 && (code = table_add(ta, p, tb->lengths[c], h, slot)) < 0) {
+                free(map);
+                return 0;
+            }
+            map[c] = code;
+        }
+        int64_t *column = a->codes[k];
+        for (int64_t i = 0; i < b->rows; i++) column[a->rows + i] = map[column[offset + i]];
+        free(map);
+    }
+    if (offset > a->rows) memmove(a->values + a->rows, a->values + offset, sizeof(double) * (size_t)b->rows);
+    for (int64_t s = 0; s < b->n_slow; s++) b->slow[s].row += a->rows;
+    if (b->n_slow) {
+        SlowNumber *slow = realloc(a->slow, sizeof(SlowNumber) * (size_t)(a->n_slow + b->n_slow));
+        if (slow == NULL) return 0;
+        memcpy(slow + a->n_slow, b->slow, sizeof(SlowNumber) * (size_t)b->n_slow);
+        a->slow = slow;
+        a->n_slow += b->n_slow;
+    }
+    if (!a->first_extra && b->first_extra) a->first_extra = offset + b->first_extra;
+    a->n_extra += b->n_extra;
+    a->rows += b->rows;
+    return 1;
+}
+
+/* Read data[0:n] with r, in two parts on two threads where ``threads`` asks for it (the second part from the first
+ * newline after the middle); r then holds the whole. */
+static void read_all(Reader *r, Reader *b, int64_t n, int threads) {
+    const unsigned char *middle = threads > 1 && n > 1 ? memchr(r->data + n / 2, '\n', (size_t)(n - n / 2)) : NULL;
+    if (middle == NULL || middle + 1 >= r->data + n || b == NULL) {
+        read_part(r, n);
+        return;
+    }
+    int64_t split = middle + 1 - r->data;
+    b->data = r->data + split;
+    Second second = {b, n - split, 0};
+#ifdef EVALKIT_THREADS
+    pthread_t thread;
+    int started = pthread_create(&thread, NULL, read_second, &second) == 0;
+#else
+    int started = 0;
+#endif
+    read_part(r, split);
+#ifdef EVALKIT_THREADS
+    if (started) pthread_join(thread, NULL);
+#endif
+    if (!started) read_second(&second);
+    r->refused |= b->refused;
+    r->no_memory |= b->no_memory;
+    r->no_room |= b->no_room;
+    if (!r->refused && !r->no_memory && !r->no_room && !finish_split(r, b, second.offset)) r->no_memory = 1;
+}
+
 PyObject *read_table(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer data, values, codes[MAX_KEEP];
-    int n_fields, extra, numeric;
+    int n_fields, extra, numeric, threads;
     PyObject *keep_arg, *codes_arg;
     unsigned long long seed;
-    if (!PyArg_ParseTuple(args, "y*ipO!iO!w*K", &data, &n_fields, &extra, &PyTuple_Type, &keep_arg, &numeric, &PyTuple_Type,
-                          &codes_arg, &values, &seed))
+    if (!PyArg_ParseTuple(args, "y*ipO!iO!w*Ki", &data, &n_fields, &extra, &PyTuple_Type, &keep_arg, &numeric, &PyTuple_Type,
+                          &codes_arg, &values, &seed, &threads))
         return NULL;
-    Reader *r = calloc(1, sizeof(Reader));
+    Reader *r = calloc(1, sizeof(Reader)), *b = threads > 1 ? calloc(1, sizeof(Reader)) : NULL; /* b: a second part */
     Py_ssize_t n_keep = PyTuple_GET_SIZE(keep_arg), got = 0;
     const char *error = NULL;
     if (r == NULL) error = "read_table: out of memory";
@@ -260,10 +374,11 @@ PyObject *read_table(PyObject *self, PyObject *args) {
         PyBuffer_Release(&data);
         PyBuffer_Release(&values);
         free(r);
+        free(b);
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, error);
         return NULL;
     }
-    r->data = data.buf;
+    r->data = r->origin = data.buf;
     r->n_fields = n_fields;
     r->extra = extra;
     r->numeric = numeric;
@@ -275,10 +390,18 @@ PyObject *read_table(PyObject *self, PyObject *args) {
         if (codes[k].len / (Py_ssize_t)sizeof(int64_t) < r->room) r->room = codes[k].len / (Py_ssize_t)sizeof(int64_t);
         if (!table_init(&r->tables[k], 1 << 12, seed)) r->no_memory = 1;
     }
+    if (b != NULL) { /* the same settings and outputs; read_second places its rows */
+        memcpy(b, r, offsetof(Reader, tables));
+        for (int k = 0; k < r->n_keep; k++) {
+            b->codes[k] = r->codes[k];
+            if (!table_init(&b->tables[k], 1 << 12, seed)) r->no_memory = 1;
+        }
+        b->values = r->values;
+        b->room = r->room;
+    }
 
     Py_BEGIN_ALLOW_THREADS
-    if (!r->no_memory) read_lines(r, data.len);
-    if (!r->refused && !r->no_memory && !r->no_room) flush_batch(r);
+    if (!r->no_memory) read_all(r, b, data.len, threads);
     Py_END_ALLOW_THREADS
 
     PyObject *result = NULL;
@@ -326,7 +449,12 @@ PyObject *read_table(PyObject *self, PyObject *args) {
         table_free(&r->tables[k]);
         PyBuffer_Release(&codes[k]);
     }
+    if (b != NULL) {
+        free(b->slow);
+        for (int k = 0; k < r->n_keep; k++) table_free(&b->tables[k]);
+    }
     free(r);
+    free(b);
     PyBuffer_Release(&data);
     PyBuffer_Release(&values);
     return result;
