@@ -45,7 +45,7 @@ class QueryMatch:
     gold_only: list[str]
     run_only: list[str]
     excluded: list[str] = field(default_factory=list)  # gold queries dropped by the task filter
-    kept: np.ndarray | None = None  # per qrels query: a gold query of the evaluation (None: all of them)
+    kept: np.ndarray | None = None  # per qrels query: a gold query of the evaluation (gold = qrels.query_ids[kept])
 
 
 def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -> QueryMatch:
@@ -53,8 +53,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
     gold_all = qrels.query_ids
     keep = np.ones(len(gold_all), dtype=bool) if keep_gold is None else keep_gold
     gold = gold_all[keep]
-    position = {q: i for i, q in enumerate(gold.tolist())}
-    run_to_gold = np.fromiter((position.get(q, -1) for q in run.query_ids.tolist()), dtype=np.int64, count=len(run.query_ids))
+    run_to_gold = positions_in(run.query_ids, gold)
     answered = np.zeros(len(gold), dtype=bool)
     answered[run_to_gold[run_to_gold >= 0]] = True
     dropped = set(gold_all[~keep].tolist())
@@ -95,8 +94,8 @@ def judge(
     n_gold = len(sets.gold)
     eval_pos = np.full(max(n_gold, 1), -1, dtype=np.int64)  # one slot at least: the lookups below index it (a task may keep no gold query)
     eval_pos[evaluated] = np.arange(len(evaluated))
-    gold_index = {q: i for i, q in enumerate(sets.gold.tolist())}
-    qrels_to_gold = np.fromiter((gold_index.get(q, -1) for q in qrels.query_ids.tolist()), dtype=np.int64, count=len(qrels.query_ids))
+    kept = np.ones(len(qrels.query_ids), dtype=bool) if sets.kept is None else sets.kept  # gold = qrels.query_ids[kept]
+    qrels_to_gold = np.where(kept, np.cumsum(kept) - 1, -1)
 
     # judgments of the evaluated queries, keyed by (gold position, qrels doc code)
     jq = qrels_to_gold[qrels.qidx]
