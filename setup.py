@@ -49,7 +49,7 @@ packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
 
 setup(
-    name="evalkit",
+    name=version["DISTRIBUTION"],  # evalkit-ir: the import name and the command are evalkit
     version=version["__version__"],
     description="Exact scoring, significance tests, reports and submissions for retrieval shared tasks",
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
@@ -61,9 +61,10 @@ setup(
     package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
-    # found in one pass); optional: without a C compiler the install goes on and evalkit uses its pure-Python twins
+    # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
+    # on and evalkit uses its pure-Python twins
     ext_modules=[Extension(
-        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "scan")],
+        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "scan", "permute")],
         depends=["evalkit/_native_src/native.h", "evalkit/_native_src/table.h"], extra_compile_args=["-O2"], optional=True,
     )],
     install_requires=CORE,

@@ -89,7 +89,7 @@ def cmd_rankgpt(args) -> None:
 
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.pipelines.registry import load_system
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write
 
     torch.set_num_threads(args.threads)
     corpus, queries, qrels = load(args.queries)
@@ -142,7 +142,7 @@ def cmd_verify(args) -> None:
     from evalkit.pipelines.registry import load_system
     from evalkit.submission import write_submission
     from evalkit.tasks import get_task
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write
 
     torch.set_num_threads(args.threads)
     corpus, queries, qrels = load(args.queries)

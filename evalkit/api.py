@@ -22,7 +22,7 @@ The rest of the API lives beside what it drives and is re-exported by
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 
@@ -46,6 +46,7 @@ from evalkit.inputs import (  # the input forms; re-exported here
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from evalkit.allpairs import AllPairs
     from evalkit.comparison import Comparison
     from evalkit.runset import ScoredRun
     from evalkit.stats.paired import PairedValues
@@ -64,6 +65,7 @@ class ScoreResult:
     warnings: list[str]
     manifest: dict[str, Any]
     task_score: "TaskScore" = field(repr=False)
+    task_reason: str = ""  # which task scored the run and why (also the first policy line)
 
     @property
     def policy(self) -> list[str]:
@@ -126,9 +128,10 @@ def score(
 
         zscores = read_zscores(chosen.zscores)
     the_run = as_run(run, format=chosen.run_format, column=chosen.column)
-    the_task = resolve_task(chosen.task, qrels, the_run)
+    the_task, reason = resolve_task(chosen.task, qrels)
     extra = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
     result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs(), **extra)
+    result = replace(result, notes=[reason, *result.notes])
     manifest_options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": chosen.relevance_level,
                         "allow_partial": chosen.allow_partial}
     if chosen.depth is not None:
@@ -139,7 +142,7 @@ def score(
     manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options, command="score")
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
-        warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result,
+        warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result, task_reason=reason,
     )
 
 
@@ -179,9 +182,10 @@ def score_many(
     qrels = as_qrels(gold, format=chosen.gold_format)
     labels = _run_names(runs, names)
     loaded = [as_run(r, name=n, format=chosen.run_format, column=chosen.column) for r, n in zip(runs, labels)]
-    the_task = resolve_task(chosen.task, qrels, loaded[0] if loaded else None)
+    the_task, reason = resolve_task(chosen.task, qrels)
     wanted = metrics(the_task) if callable(metrics) else (metrics if metrics is not None else chosen.metrics)
-    scored = [score_one(the_task, qrels, run, run.name, wanted, chosen) for run in with_progress(loaded, progress, "scoring")]
+    scored = [score_one(the_task, qrels, run, run.name, wanted, chosen, task_note=reason)
+              for run in with_progress(loaded, progress, "scoring")]
     return the_task, qrels, scored
 
 
@@ -197,6 +201,7 @@ class CompareResult:
     policy: list[str]
     notes: list[str]
     manifest: dict[str, Any]
+    all_pairs: "AllPairs | None" = None  # every pair compared (three or more runs by default): rank intervals, letters
 
     @property
     def metric(self) -> str:
@@ -215,7 +220,7 @@ class CompareResult:
             row = {
                 "run": pair.run, "baseline": pair.baseline, "n": pair.n, "mean": pair.mean_run, "baseline_mean": pair.mean_baseline,
                 "difference": pair.difference, "ci_low": pair.ci[0], "ci_high": pair.ci[1], "relative": pair.relative,
-                "wins": pair.wins, "ties": pair.ties, "losses": pair.losses, "rank_biserial": pair.rank_biserial,
+                "wins": pair.wins, "ties": pair.ties, "losses": pair.losses, "rank_biserial": pair.rank_biserial, "es_e": pair.es_e,
             }
             for test, result in pair.tests.items():
                 row[f"p_{test}"] = result.p_value
@@ -246,6 +251,7 @@ def compare(
     seed: int = 42,
     correction: str = "holm",
     alpha: float = 0.05,
+    all_pairs: str | None = "auto",
     scoring: ScoringOptions | None = None,
     progress: bool = False,
     **options: Any,
@@ -253,12 +259,17 @@ def compare(
     """Compare ``runs`` with a baseline (default: the first) on ``gold``, query by query, with paired tests.
 
     Per run: mean difference with a bootstrap CI, relative improvement, W/T/L,
-    rank-biserial effect size, Wilcoxon signed-rank, paired t-test, Fisher
+    rank-biserial effect size and ES_E, Wilcoxon signed-rank, paired t-test, Fisher
     randomization and McNemar on ``binary``; p-values corrected over the
     comparisons (``correction``). Seeded, so the same inputs give the same p-values.
+    ``all_pairs`` also compares every pair (``result.all_pairs``: rank intervals,
+    tied with #1, letters): a procedure of :data:`evalkit.allpairs.PROCEDURES`,
+    ``"auto"`` (randomised Tukey HSD with three or more runs) or ``None``.
     The scoring choices (task, missing, depth, ...) are ``scoring`` and/or its
     fields as keywords (:class:`~evalkit.options.ScoringOptions`).
     """
+    from evalkit.allpairs import AllPairsOptions, by_mean, resolve_procedure
+    from evalkit.allpairs import all_pairs as compare_all_pairs
     from evalkit.comparison import CompareOptions
     from evalkit.comparison import compare as run_comparison
     from evalkit.manifest import build_manifest
@@ -271,6 +282,10 @@ def compare(
     chosen_scoring = _scoring(scoring, options)
     tests = CompareOptions(zero_method, permutations, bootstrap, ci_method, confidence, seed, correction, alpha)
     tests.check()
+    procedure = resolve_procedure(all_pairs, len(runs))
+    pairs_options = AllPairsOptions(procedure, correction, alpha, permutations, bootstrap, seed, zero_method) if procedure else None
+    if pairs_options is not None:
+        pairs_options.check()
     binary_metric = parse_metric(binary)
     if not binary_metric.binary:
         raise UsageError(f"binary {binary}: {binary_metric.label} is not a 0/1 outcome per query (use success@k)")
@@ -288,13 +303,20 @@ def compare(
     result = run_comparison(values, base, tests, binary_values, progress=progress)
     if label != scored[0].score.official:
         result.notes.append(f"compared on {label}; the task's official score is {scored[0].score.official}")
+    every_pair = None
+    if pairs_options is not None:  # best run first, so that each pair reads "better - worse"
+        ordered, ordered_binary = by_mean(values, binary_values)
+        try:
+            every_pair = compare_all_pairs(ordered, pairs_options, ordered_binary)
+        except UsageError as exc:  # too few queries for the procedure: the comparison with the baseline stands
+            result.notes.append(f"all pairs not compared: {exc.one_line()}")
     manifest = build_manifest(
         the_task.name,
         [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],
         {
             "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
             "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap, "ci_method": ci_method,
-            "confidence": confidence, "correction": correction, "alpha": alpha,
+            "confidence": confidence, "correction": correction, "alpha": alpha, "all_pairs": procedure,
             "relevance_level": chosen_scoring.relevance_level, "depth": chosen_scoring.depth, "allow_partial": chosen_scoring.allow_partial,
         },
         seed=seed,
@@ -302,7 +324,7 @@ def compare(
     )
     notes = [note for s in scored for note in s.notes]
     return CompareResult(task=the_task.name, comparison=result, values=values, binary_values=binary_values,
-                         policy=scored[0].score.policy_lines(), notes=notes, manifest=manifest)
+                         policy=scored[0].score.policy_lines(), notes=notes, manifest=manifest, all_pairs=every_pair)
 
 
 # ----------------------------------------------------------------- fuse

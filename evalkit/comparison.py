@@ -4,8 +4,9 @@
 :func:`evalkit.stats.paired.align` and runs, for each run against the
 baseline: Wilcoxon signed-rank, paired t-test, Fisher randomization test,
 bootstrap CI of the mean difference, McNemar (exact and chi-square) on a
-binary outcome, win/tie/loss, relative improvement and the matched-pairs
-rank-biserial effect size. The p-values of each test are then corrected over
+binary outcome, win/tie/loss, relative improvement, the matched-pairs
+rank-biserial effect size and Sakai's ES_E (the difference over the residual
+standard deviation of the two-way ANOVA of all the compared runs). The p-values of each test are then corrected over
 the comparisons (one family per test).
 """
 from __future__ import annotations
@@ -56,12 +57,13 @@ class CompareOptions:
             raise UsageError(f"unknown bootstrap CI method {self.ci_method!r} (choose {', '.join(CI_METHODS)})")
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r} (choose {', '.join(CORRECTIONS)})")
-        if not (1 <= self.permutations <= MAX_RESAMPLES and 1 <= self.bootstrap <= MAX_RESAMPLES):
-            raise UsageError(f"--permutations and --bootstrap must lie between 1 and {MAX_RESAMPLES:,} "
-                             f"(got {self.permutations:,} and {self.bootstrap:,}; p-values below 1e-6 need no more)")
-        if not 0 <= self.seed <= 2**32 - 1:
-            raise UsageError(f"--seed must lie between 0 and {2**32 - 1} (got {self.seed})")
-        if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
+        from evalkit.options import seed_value, whole_number
+
+        for what, value in (("--permutations", self.permutations), ("--bootstrap", self.bootstrap)):
+            whole_number(value, what, 1, MAX_RESAMPLES)  # p-values below 1e-6 need no more
+        seed_value(self.seed, "--seed")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (self.confidence, self.alpha)) \
+                or not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
             raise UsageError("--confidence and --alpha must lie strictly between 0 and 1")
 
     def description(self, binary: str | None, comparisons: int = 2) -> list[str]:
@@ -108,6 +110,7 @@ class PairComparison:
     rank_biserial: float
     tests: dict[str, TestResult]
     adjusted: dict[str, float] = field(default_factory=dict)
+    es_e: float = float("nan")  # Sakai's ES_E: difference / sqrt(V_E), V_E of the two-way ANOVA of every compared run
 
     def significant(self, test: str, alpha: float) -> bool:
         return self.adjusted.get(test, self.tests[test].p_value) < alpha
@@ -217,6 +220,7 @@ def compare(
         iterator = tqdm(iterator, desc="comparing", unit="run", leave=False, disable=None)
     pairs = [compare_pair(values, others[k], base, options, binary, cis[k], randomized[k]) for k in iterator]
     correct(pairs, options.correction, options.alpha)
+    add_es_e(values, pairs)
     n_defined = int(np.sum(~np.isnan(values.matrix).any(axis=0)))
     notes = []
     if n_defined < len(values.query_ids):
@@ -232,27 +236,35 @@ def compare(
     )
 
 
+def add_es_e(values: PairedValues, pairs: list[PairComparison]) -> None:
+    """Each pair's ES_E, with V_E from the two-way ANOVA of every run on the queries where all are defined (NaN with fewer than 2)."""
+    from evalkit.stats.anova import two_way_anova
+
+    complete = values.matrix[:, ~np.isnan(values.matrix).any(axis=0)]
+    if complete.shape[1] < 2:
+        return
+    anova = two_way_anova(complete)
+    for pair in pairs:
+        pair.es_e = float(anova.es_e(pair.difference))
+
+
 SIGNIFICANCE_TESTS = ("wilcoxon", "ttest", "randomization")
 
 
 def significance_test(name: str, run: np.ndarray, baseline: np.ndarray, options: CompareOptions = CompareOptions()) -> TestResult:
     """One of the per-query tests by name (used for report markers and leaderboard ranks)."""
-    if name == "wilcoxon":
-        return wilcoxon_test(run, baseline, options.zero_method)
-    if name == "ttest":
-        return paired_t_test(run, baseline)
-    if name == "randomization":
-        return randomization_test(run, baseline, options.permutations, options.seed)
-    raise UsageError(f"unknown test {name!r} (choose {', '.join(SIGNIFICANCE_TESTS)})")
+    return significance_tests(name, [(run, baseline)], options)[0]
 
 
 def significance_tests(
     name: str, pairs: Sequence[tuple[np.ndarray, np.ndarray]], options: CompareOptions = CompareOptions()
 ) -> list[TestResult]:
     """:func:`significance_test` of every ``(run, baseline)`` pair (randomization: one stream of signs for all)."""
-    if name == "randomization":
-        return randomization_tests(pairs, options.permutations, options.seed)
-    return [significance_test(name, a, b, options) for a, b in pairs]
+    from evalkit.stats.pairwise import paired_tests
+
+    if name not in SIGNIFICANCE_TESTS:
+        raise UsageError(f"unknown test {name!r} (choose {', '.join(SIGNIFICANCE_TESTS)})")
+    return paired_tests(name, pairs, options.zero_method, options.permutations, options.seed)
 
 
 def test_description(name: str, options: CompareOptions) -> str:

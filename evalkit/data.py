@@ -149,24 +149,27 @@ class Run:
         neither (a list run: row order within a query, or a ``rank`` column); an optional label column.
 
         Column names are looked up in :mod:`evalkit.columns` (``query_id``/``qid``/``post_id``...,
-        ``doc_id``/``docno``/``corpus-id``..., ``score``, ``rank``, ``label``).
+        ``doc_id``/``docno``/``corpus-id``..., ``score``, ``rank``, ``label``). Values meet the rules of
+        the file readers (:mod:`evalkit.values`): ids are text or integers, scores and ranks finite numbers.
         """
         from evalkit import columns as names
-        from evalkit.errors import UsageError
+        from evalkit.errors import UsageError, listed
+        from evalkit.values import cell_text, check_table_columns, identifiers, numbers_array, table_column
 
+        label = "run DataFrame"
+        check_table_columns(frame, label)
         qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
         if qcol is None or dcol is None:
-            raise UsageError(f"DataFrame needs a query id and a doc id column (found: {', '.join(map(str, frame.columns))})")
+            raise UsageError(f"{label} needs a query id and a doc id column (found: {listed(map(str, frame.columns), 10)})")
         scol, rcol, lcol = (names.find(frame.columns, a) for a in (names.SCORE, names.RANK, names.LABEL))
-        if scol is None and rcol is not None:
-            frame = frame.sort_values([qcol, rcol], kind="stable")
-        scores = None
-        if scol is not None:
-            scores = np.asarray(frame[scol], dtype=np.float64)
-            if not np.all(np.isfinite(scores)):
-                raise UsageError(f"DataFrame column {scol!r} holds a value that is not a finite number")
-        labels = None if lcol is None else [str(x) for x in frame[lcol]]
-        return cls.from_rows([str(x) for x in frame[qcol]], [str(x) for x in frame[dcol]], scores, labels, **kwargs)
+        if scol is None and rcol is not None:  # a list run ranked by its rank column (stable: ties keep row order)
+            ranks = table_column(frame, rcol, numbers_array, "rank", label)
+            frame = frame.iloc[np.argsort(ranks, kind="stable")]
+        scores = None if scol is None else table_column(frame, scol, numbers_array, "score", label)
+        labels = None if lcol is None else [cell_text(x) for x in frame[lcol].tolist()]
+        qids = table_column(frame, qcol, identifiers, "query id", label)
+        docs = table_column(frame, dcol, identifiers, "doc id", label)
+        return cls.from_rows(qids, docs, scores, labels, **kwargs)
 
     def to_pandas(self):
         """The run in rank order as a DataFrame: ``query_id, doc_id, rank`` (1-based), ``score`` and ``label`` when present."""
@@ -224,6 +227,12 @@ class Qrels:
     name: str = "gold"
     source: Source | None = None
     as_written: Mapping[str, tuple[str, ...]] | None = None  # the gold's columns as written (see Run.as_written)
+    layout: str = ""  # built in memory: the gold format its columns were read as (task detection); files: source.format
+
+    @property
+    def gold_format(self) -> str:
+        """The format the gold was read as (``""``: judgments built in code), which task detection reads."""
+        return self.source.format if self.source is not None else self.layout
 
     @classmethod
     def from_rows(cls, qids, docs, grades, labels=None, **kwargs) -> "Qrels":
@@ -252,21 +261,26 @@ class Qrels:
 
     @classmethod
     def from_pandas(cls, frame, **kwargs) -> "Qrels":
-        """Judgments from a DataFrame: query id, doc id and grade columns (names as in :mod:`evalkit.columns`)."""
+        """Judgments from a DataFrame: query id, doc id and grade columns (names as in :mod:`evalkit.columns`),
+        under the file readers' rules (:mod:`evalkit.values`): finite grades, a pair judged once."""
         from evalkit import columns as names
-        from evalkit.errors import UsageError
+        from evalkit.errors import UsageError, listed
+        from evalkit.values import JUDGED_TWICE, check_table_columns, first_repeated_pair, identifiers, numbers_array, table_column
 
+        label = "gold DataFrame"
+        check_table_columns(frame, label)
         qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
         gcol = names.find(frame.columns, names.GRADE)
         if qcol is None or dcol is None or gcol is None:
-            raise UsageError(f"DataFrame needs query id, doc id and relevance columns (found: {', '.join(map(str, frame.columns))})")
-        try:
-            grades = np.asarray(frame[gcol], dtype=np.float64)
-        except (TypeError, ValueError):
-            raise UsageError(f"DataFrame column {gcol!r} holds a grade that is not a number") from None
-        if not np.all(np.isfinite(grades)):
-            raise UsageError(f"DataFrame column {gcol!r} holds a grade that is not a finite number")
-        return cls.from_rows([str(x) for x in frame[qcol]], [str(x) for x in frame[dcol]], grades, **kwargs)
+            raise UsageError(f"{label} needs query id, doc id and relevance columns (found: {listed(map(str, frame.columns), 10)})")
+        grades = table_column(frame, gcol, numbers_array, "grade", label)
+        qids = table_column(frame, qcol, identifiers, "query id", label)
+        docs = table_column(frame, dcol, identifiers, "doc id", label)
+        qrels = cls.from_rows(qids, docs, grades, **kwargs)
+        repeat = first_repeated_pair(qrels.qidx, qrels.didx, len(qrels.doc_ids))
+        if repeat is not None:
+            raise UsageError(f"{label}, row {repeat + 1} (index {frame.index[repeat]!r}): {JUDGED_TWICE}")
+        return qrels
 
     def to_pandas(self):
         """The judgments as a DataFrame ``query_id, doc_id, relevance`` (and ``label`` when present)."""

@@ -5,6 +5,42 @@ where known, the 1-based line, rendered as ``FILE:LINE: message``.
 """
 from __future__ import annotations
 
+from typing import Any, Iterable
+
+LINE_LIMIT = 1000  # characters of one error or warning line; the rest is cut and counted
+VALUE_WIDTH = 60  # characters of one value (an id, a token, a file name) echoed in a message
+
+
+def shown(value: Any, width: int = VALUE_WIDTH) -> str:
+    """``repr`` of a value for a message, cut to ``width`` characters and counted: ``'11111...' (30,001 characters)``."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= width:
+        return repr(value) if isinstance(value, str) else text
+    return f"{text[:width]!r}... ({len(text):,} characters)"
+
+
+def listed(items: Iterable[Any], limit: int = 5, show=shown, total: int | None = None) -> str:
+    """The first ``limit`` items for a message, then how many more: ``'a', 'b', 'c' and 199,997 more``.
+
+    ``total`` is the number of items when ``items`` is a lazy iterable (only ``limit`` of them are read).
+    """
+    first, count = [], 0
+    for count, item in enumerate(items, start=1):
+        if count <= limit:
+            first.append(show(item))
+        elif total is not None:
+            break
+    count = count if total is None else total
+    more = f" and {count - limit:,} more" if count > limit else ""
+    return ", ".join(first) + more
+
+
+def bounded(text: str, limit: int = LINE_LIMIT) -> str:
+    """One line of at most about ``limit`` characters: what is cut is counted (a last guard; messages cut their values)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... (cut: {len(text):,} characters in all)"
+
 
 class EvalkitError(Exception):
     """Base class: a problem the user can fix; printed without a traceback."""
@@ -12,7 +48,11 @@ class EvalkitError(Exception):
     exit_code = 2
 
     def one_line(self) -> str:
-        return " ".join(str(self).split())
+        """The message on one line, control characters from file names and ids shown escaped (never sent to the
+        terminal), cut and counted past :data:`LINE_LIMIT` characters."""
+        from evalkit.safetext import visible
+
+        return bounded(visible(" ".join(str(self).split())))
 
 
 class InputError(EvalkitError):
@@ -46,5 +86,7 @@ def missing_module_message(exc: ModuleNotFoundError) -> str:
     """One line for a feature whose library is not installed, with the install command that brings it."""
     module = (exc.name or str(exc)).split(".")[0]
     extra = EXTRA_OF_MODULE.get(module)
-    hint = f"pip install 'evalkit[{extra}]'" if extra else f"install the package that provides {module!r}"
+    from evalkit._version import DISTRIBUTION
+
+    hint = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"install the package that provides {module!r}"
     return f"evalkit: this needs {module!r}, which is not installed: {hint}"

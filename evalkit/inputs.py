@@ -47,31 +47,42 @@ def _is_frame(obj: Any) -> bool:
 def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None) -> Run:
     """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring)."""
     if isinstance(obj, Run):
+        if obj.source is None:  # built in code (Run.from_scores...): the same rules as a file's
+            from evalkit.memory import check_built
+
+            check_built(obj, f"run {obj.name!r}")
         return obj.with_name(name) if name else obj
     if isinstance(obj, (str, os.PathLike)):
         return read_run(obj, format, column=column, name=name)
     if _is_frame(obj):
-        return Run.from_pandas(obj, name=name or "run")
+        from evalkit.memory import run_from_frame
+
+        return run_from_frame(obj, name or "run", column)
     if isinstance(obj, Mapping):
-        values = list(obj.values())
-        if all(isinstance(v, Mapping) for v in values):
-            return Run.from_scores({str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in obj.items()}, name=name or "run")
-        if all(isinstance(v, (list, tuple)) for v in values):
-            return Run.from_lists({str(q): [str(d) for d in docs] for q, docs in obj.items()}, name=name or "run")
-        raise UsageError("a run dict maps query ids to {doc_id: score} dicts or to [doc_id, ...] lists")
+        from evalkit.memory import run_from_dict
+
+        return run_from_dict(obj, name or "run")
     raise UsageError(f"cannot use a {type(obj).__name__} as a run (give a path, a Run, a DataFrame or a dict)")
 
 
 def as_qrels(obj: QrelsLike, *, format: str = "auto") -> Qrels:
     """A :class:`Qrels` from a path, a Qrels, a DataFrame or a ``{query_id: {doc_id: grade}}`` dict."""
     if isinstance(obj, Qrels):
+        if obj.source is None:
+            from evalkit.memory import check_built
+
+            check_built(obj, "gold Qrels")
         return obj
     if isinstance(obj, (str, os.PathLike)):
         return read_qrels(obj, format)
     if _is_frame(obj):
-        return Qrels.from_pandas(obj)
-    if isinstance(obj, Mapping) and all(isinstance(v, Mapping) for v in obj.values()):
-        return Qrels.from_dict({str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in obj.items()})
+        from evalkit.memory import qrels_from_frame
+
+        return qrels_from_frame(obj)
+    if isinstance(obj, Mapping):
+        from evalkit.memory import qrels_from_dict
+
+        return qrels_from_dict(obj)
     raise UsageError(f"cannot use a {type(obj).__name__} as gold (give a path, a Qrels, a DataFrame or a dict)")
 
 
@@ -98,11 +109,11 @@ def check_task_name(task: str) -> None:
         get_task(task)
 
 
-def resolve_task(task: str, qrels: Qrels, run: Run | None) -> "Task":
-    """The task named, or detected from the gold's format (and the run's labels) with ``"auto"``."""
+def resolve_task(task: str, qrels: Qrels) -> "tuple[Task, str]":
+    """The task named, or detected from the gold's format with ``"auto"`` (never from a run), and why."""
     from evalkit.runset import resolve_task as _resolve
 
-    return _resolve(task, qrels, run)
+    return _resolve(task, qrels)
 
 
 def _paths_of(runs: Sequence[RunLike]) -> list[str | None]:

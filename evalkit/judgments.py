@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalkit.data import Qrels, Run
-from evalkit.ids import positions_in
+from evalkit.ids import member_of, positions_in
 from evalkit.evaluation import Evaluation, evaluate
 
 
@@ -107,7 +107,7 @@ def bounds(run: Run, qrels: Qrels, evaluation: Evaluation) -> Bounds:
     augmented, added = unjudged_as_relevant(run, qrels, evaluation)
     keep = None
     if evaluation.excluded:
-        keep = ~np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(evaluation.excluded, dtype=object))
+        keep = ~member_of(qrels.query_ids, evaluation.excluded)
     level = evaluation.judged.relevance_level if evaluation.judged is not None else 1.0
     upper = evaluate(
         run, augmented, evaluation.metrics, missing=evaluation.missing, relevance_level=level, allow_partial=True,

@@ -107,3 +107,22 @@ def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return out
+
+
+def permuted_sums(values: np.ndarray, bit_generator: np.random.BitGenerator, products: np.ndarray, thresholds: np.ndarray,
+                  sizes: np.ndarray, permutations: int) -> np.ndarray | None:
+    """The run sums of ``permutations`` replicates of the randomised Tukey HSD test (replicates x runs); ``None`` without the kernel.
+
+    ``values``: topics x runs; every topic's row shuffled by Fisher-Yates with
+    digits drawn from ``bit_generator`` (numpy's raw 64-bit draws, its lock
+    held) in groups of radixes (``products``, Lemire ``thresholds``, ``sizes``),
+    as :mod:`evalkit.stats.randomised_tukey` describes and its numpy twin does.
+    """
+    if native is None:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.zeros((permutations, values.shape[1]))
+    with bit_generator.lock:
+        native.permuted_sums(values, values.shape[1], bit_generator.capsule, np.ascontiguousarray(products, dtype=np.uint64),
+                             np.ascontiguousarray(thresholds, dtype=np.uint64), _int64(sizes), permutations, out)
+    return out

@@ -4,9 +4,12 @@ Every file (recursively by default; zips included) is read and scored against
 one gold by one task. Files that cannot be read, or that belong to another
 split (answering few gold queries, or holding mostly queries the gold does
 not have), are set aside with the reason -- they never stop the ranking.
-Adjacent ranks are compared with a paired test on the per-query official
-metric (Wilcoxon by default), corrected over the ``n - 1`` adjacent pairs
-(Holm by default), so a reader sees which ranks are statistically tied.
+Every pair of ranked runs is compared by one all-pairs procedure
+(:mod:`evalkit.allpairs`; randomised Tukey HSD by default) on the per-query
+official metric, which gives each run an interval of ranks it may really
+hold, the runs tied with the top and compact letters. Adjacent ranks are also
+compared with a paired test (Wilcoxon by default), corrected over the
+``n - 1`` adjacent pairs (Holm by default): the older, weaker marks.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 
+from evalkit.allpairs import AllPairs, AllPairsOptions, all_pairs
 from evalkit.comparison import CompareOptions, significance_tests
 from evalkit.data import Qrels
 from evalkit.errors import EvalkitError, PartialRunError, UsageError
@@ -36,7 +40,10 @@ class Rejected:
 
 def reason_for(exc: EvalkitError, path: str) -> str:
     """The error's one line without the file name the table already shows (``line N:`` kept)."""
+    from evalkit.safetext import visible
+
     text = exc.one_line()
+    path = visible(" ".join(path.split()))  # as one_line shows it
     if not text.startswith(path):
         return text
     rest = text[len(path):]
@@ -88,6 +95,8 @@ class Leaderboard:
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     qrels: Qrels | None = field(default=None, repr=False)  # the gold every run was scored against
+    task_note: str = ""  # which task ranks the runs and why (from the gold or --task, never from a run)
+    all_pairs: AllPairs | None = None  # every pair compared, rank intervals, tied groups, letters
 
 
 def collect_files(folder: str | Path, patterns: Sequence[str] = ("*",), recursive: bool = True, gold: str | None = None) -> tuple[list[Path], list[str]]:
@@ -145,6 +154,33 @@ def adjacent_tests(entries: Sequence[Entry], metric: str, test: str, options: Co
     ]
 
 
+def all_pairs_of(entries: Sequence[Entry], metric: str, options: AllPairsOptions, binary: str = "success@1") -> tuple[AllPairs | None, list[str]]:
+    """Every pair of the ranked runs compared on ``metric`` (McNemar: on ``binary``); a note instead where it cannot be done."""
+    from evalkit.judgments import with_metric
+    from evalkit.metrics import parse_metric
+
+    evaluations = [e.scored.score.evaluation for e in entries]
+    names = [e.name for e in entries]
+    common = evaluations[0].missing == "skip"
+    try:
+        values = align(evaluations, metric, names, common=common)
+        outcome = None
+        if options.procedure == "mcnemar":
+            chosen = parse_metric(binary)
+            outcome = align([with_metric(ev, chosen) for ev in evaluations], chosen.label, names, common=common)
+        return all_pairs(values, options, outcome), []
+    except UsageError as exc:
+        return None, [f"all pairs not compared: {exc.one_line()}"]
+
+
+def check_binary_outcome(binary: str) -> None:
+    """A bad ``--binary`` is refused before any file is read."""
+    from evalkit.metrics import parse_metric
+
+    if not parse_metric(binary).binary:
+        raise UsageError(f"binary {binary}: not a 0/1 outcome per query (use success@k)")
+
+
 def build_leaderboard(
     folder: str,
     gold_path: str,
@@ -154,16 +190,26 @@ def build_leaderboard(
     recursive: bool = True,
     test: str = "wilcoxon",
     options: CompareOptions = CompareOptions(),
+    pairs: AllPairsOptions | None = AllPairsOptions(),
+    binary: str = "success@1",
     progress: bool = True,
 ) -> Leaderboard:
     """Read, score and rank every run file in ``folder`` under ``scoring``; problems go to ``rejected``.
 
     Every file is read in whatever format it is in (``scoring.run_format`` is not used).
+    ``pairs``: the all-pairs procedure and its options (``None``: adjacent
+    ranks only); ``binary``: the 0/1 outcome McNemar's test compares.
     """
     from evalkit.formats import read_qrels, read_run
 
     options.check()
+    if pairs is not None:
+        pairs.check()
+        if pairs.procedure == "mcnemar":
+            check_binary_outcome(binary)
     qrels = read_qrels(gold_path, scoring.gold_format)  # a bad gold is fatal: nothing can be ranked
+    task, task_note = resolve_task(scoring.task, qrels)  # from the gold or the user: never from a participant's file
+    task.metrics(list(scoring.metrics) if scoring.metrics else None)  # the organiser's options fail once, never blamed on a file
     files, skipped = collect_files(folder, patterns, recursive, gold_path)
     if not files:
         raise UsageError(f"{folder}: no run files found (patterns: {' '.join(patterns)})")
@@ -185,13 +231,13 @@ def build_leaderboard(
         except Exception as exc:  # one odd file must not stop the ranking of the others
             rejected.append(Rejected(relative[str(path)], "invalid", unexpected(exc)))
     if not runs:
-        return Leaderboard("", str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels)
-    task = resolve_task(scoring.task, qrels, runs[0])
+        return Leaderboard(task.name, str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels,
+                           task_note=task_note)
     scored: list[ScoredRun] = []
     for run in runs:
         file = relative[run.source.path]
         try:
-            scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True))
+            scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True, task_note=task_note))
         except PartialRunError as exc:
             rejected.append(Rejected(file, "other split", reason_for(exc, run.source.path)))
         except EvalkitError as exc:
@@ -205,9 +251,14 @@ def build_leaderboard(
     adjacent = adjacent_tests(entries, metric, test, options) if len(entries) > 1 else []
     if scored and metric != scored[0].score.official:
         notes.append(f"adjacent ranks are tested on {metric}: the official score has no per-query values")
+    compared = None
+    if pairs is not None and len(entries) > 1:
+        compared, reasons = all_pairs_of(entries, metric, pairs, binary)
+        notes += reasons
     n_gold = scored[0].score.evaluation.n_gold if scored else len(qrels.query_ids)
     rejected.sort(key=lambda r: r.path)
-    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes, qrels=qrels)
+    return Leaderboard(task.name, str(gold_path), n_gold, metric, test, options, entries, adjacent, rejected, skipped, notes, qrels=qrels,
+                       task_note=task_note, all_pairs=compared)
 
 
 def duplicate_notes(scored: Sequence[ScoredRun], relative: dict[str, str]) -> list[str]:

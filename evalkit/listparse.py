@@ -10,7 +10,8 @@ import ast
 import re
 
 _ITEM = r"""(?:'[^'\\\n]*'|"[^"\\\n]*")"""
-_SIMPLE_LIST = re.compile(rf"\[\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*\s*,?\s*)?\]")
+# linear: each run of blanks has one place to go (``\s*,?\s*`` split a run of blanks between two groups in n ways)
+_SIMPLE_LIST = re.compile(rf"\[\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*\s*(?:,\s*)?)?\]")
 _ITEM_RE = re.compile(r"""'([^'\\\n]*)'|"([^"\\\n]*)\"""")
 _SINGLE_RE = re.compile(r"""'([^'\\\n]*)'""")  # one group: findall gives the strings themselves
 

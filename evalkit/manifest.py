@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from evalkit._version import __version__
 from evalkit.ranking import RANKING_RULE
-from evalkit.textio import atomic_write, check_regular
+from evalkit.outputs import atomic_write, sidecar_of
+from evalkit.textio import check_regular
 
 
 def sha256_of(path: str | os.PathLike) -> str:
@@ -29,14 +30,16 @@ def sha256_of(path: str | os.PathLike) -> str:
 
 
 def input_entry(role: str, source) -> dict[str, Any]:
-    """Describe one input: a :class:`~evalkit.data.Source` or a path."""
+    """Describe one input: a :class:`~evalkit.data.Source` or a path (shown as :func:`evalkit.safetext.shown_path` shows it)."""
+    from evalkit.safetext import shown_path
+
     if hasattr(source, "sha256"):
-        entry = {"role": role, "path": source.path, "sha256": source.sha256, "format": source.format}
+        entry = {"role": role, "path": shown_path(source.path), "sha256": source.sha256, "format": source.format}
         if source.member:
             entry["member"] = source.member
         return entry
     path = os.fspath(source)
-    return {"role": role, "path": path, "sha256": sha256_of(path)}
+    return {"role": role, "path": shown_path(path), "sha256": sha256_of(path)}
 
 
 def build_manifest(
@@ -60,17 +63,20 @@ def build_manifest(
 
 
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:
-    """A Markdown block for reports."""
-    import json
+    """A Markdown block for reports (``< > & { }`` in its strings as JSON escapes: literal wherever it is published;
+    no bare NaN: see :mod:`evalkit.jsonout`)."""
+    from evalkit import jsonout
+    from evalkit.safetext import markdown_json
 
-    lines = ["<details><summary>Manifest</summary>", "", "```json", json.dumps(manifest, indent=2, sort_keys=False), "```", "", "</details>"]
+    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(jsonout.document(manifest), indent=2, allow_nan=False),
+             "```", "", "</details>"]
     return "\n".join(lines)
 
 
 def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
     """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
-    import json
+    from evalkit import jsonout
 
-    path = f"{os.fspath(output_path)}.manifest.json"
-    atomic_write(path, json.dumps(manifest, indent=2) + "\n", force=True)
+    path = sidecar_of(output_path)
+    atomic_write(path, jsonout.dumps(manifest, indent=2) + "\n", force=True)
     return path

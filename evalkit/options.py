@@ -14,15 +14,29 @@ import numbers
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, shown
 
 MISSING_CHOICES = ("zero", "skip", "error")
+MAX_SEED = 2**32 - 1  # every seed (compare/report/leaderboard --seed, run/train --seed, seed = in a pipeline) is 0..MAX_SEED
 MAX_DEPTH = 2**31 - 1  # a depth beyond any ranking is no cut; larger numbers are typing errors
 
 
 def _shown(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+    return shown(value, limit)
+
+
+def whole_number(value: Any, what: str, low: int, high: int) -> int:
+    """``value`` as an int from ``low`` to ``high``, else one line (booleans, floats and text are refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise UsageError(f"{what} must be a whole number (got {_shown(value)})")
+    if not low <= value <= high:
+        raise UsageError(f"{what} must be from {low:,} to {high:,} (got {_shown(value)})")
+    return int(value)
+
+
+def seed_value(seed: Any, what: str = "seed") -> int:
+    """A seed under the one rule of every seed: a whole number from 0 to 2**32 - 1."""
+    return whole_number(seed, what, 0, MAX_SEED)
 
 
 def _name(value: Any, what: str) -> str:
@@ -91,13 +105,8 @@ class ScoringOptions:
         if isinstance(level, bool) or not isinstance(level, numbers.Real) or not math.isfinite(float(level)):
             raise UsageError(f"relevance level must be a finite number (got {_shown(level)})")
         set_(self, "relevance_level", float(level))
-        depth = self.depth
-        if depth is not None:
-            if isinstance(depth, bool) or not isinstance(depth, numbers.Integral):
-                raise UsageError(f"depth must be a whole number (got {_shown(depth)})")
-            if not 1 <= depth <= MAX_DEPTH:
-                raise UsageError(f"depth must be from 1 to {MAX_DEPTH:,} (got {_shown(depth)})")
-            set_(self, "depth", int(depth))
+        if self.depth is not None:
+            set_(self, "depth", whole_number(self.depth, "depth", 1, MAX_DEPTH))
         if not isinstance(self.allow_partial, bool):
             raise UsageError(f"allow_partial must be true or false (got {_shown(self.allow_partial)})")
         for flag in ("judged_only", "judgment_groups"):
@@ -144,4 +153,4 @@ class ScoringOptions:
         return entries
 
 
-__all__ = ["MAX_DEPTH", "MISSING_CHOICES", "ScoringOptions", "metric_names"]
+__all__ = ["MAX_DEPTH", "MAX_SEED", "MISSING_CHOICES", "ScoringOptions", "metric_names", "seed_value", "whole_number"]

@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import EvalkitError, InputError, UsageError
+from evalkit.errors import EvalkitError, UsageError
+from evalkit.regression_schema import FORMAT_VERSION
 
-FORMAT_VERSION = 1
 DEFAULT_TOLERANCE = 0.001
 OFFICIAL = "official"
 
@@ -102,25 +102,9 @@ class RegressionBaseline:
         return json.dumps(data, indent=2) + "\n"
 
     def save(self) -> None:
-        from evalkit.textio import atomic_write
+        from evalkit.outputs import atomic_write
 
         atomic_write(self.path, self.to_json(), force=True)
-
-
-REQUIRED = ("task", "gold", "run", "metric", "expected")
-
-
-def finite_number(value: Any, path: str, what: str) -> float:
-    """``value`` as a finite float, else one :class:`InputError` line (NaN and infinity would fool the gate)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InputError(path, f"{what} {value!r} is not a number")
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(path, f"{what} {value!r} is not a number") from None
-    if not math.isfinite(number):
-        raise InputError(path, f"{what} is {value!r}; it must be a finite number")
-    return number
 
 
 @contextlib.contextmanager
@@ -151,29 +135,23 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
 
 def load(path: str | os.PathLike, create: bool = False) -> RegressionBaseline:
     """Read a baseline; ``create`` gives an empty one when the file does not exist yet."""
-    from evalkit.textio import check_writable, parse_json
+    from evalkit import regression_schema as schema
+    from evalkit.outputs import check_writable
+    from evalkit.textio import parse_json
     from evalkit.textio import load as load_text
 
     target = Path(path)
     if create and not target.exists():
         check_writable(target)
         return RegressionBaseline(target, [])
-    data = parse_json(load_text(target).text(), str(path))
-    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise InputError(str(path), "not an evalkit baseline (expected an object with an 'entries' list)")
-    entries = []
-    for number, item in enumerate(data["entries"], start=1):
-        missing = [k for k in REQUIRED if not isinstance(item, dict) or k not in item]
-        if missing:
-            raise InputError(str(path), f"entry {number} lacks {', '.join(missing)}")
-        expected = finite_number(item["expected"], str(path), f"entry {number}: expected")
-        options = {k: item[k] for k in ("missing", "allow_partial") if k in item}
-        name = item.get("name") or Path(str(item["run"])).name
-        entries.append(Entry(name, str(item["task"]), str(item["gold"]), str(item["run"]), str(item["metric"]), expected, options))
-    tolerance = finite_number(data.get("tolerance", DEFAULT_TOLERANCE), str(path), "tolerance")
-    if tolerance < 0:
-        raise InputError(str(path), f"tolerance {tolerance!r} is negative (every score would read as dropped)")
-    return RegressionBaseline(target, entries, tolerance, str(data.get("description", "")))
+    data = parse_json(load_text(target).text(), str(path), pairs_hook=schema.unique_keys)
+    top, items = schema.check(data, str(path))
+    entries = [
+        Entry(item.get("name") or Path(item["run"]).name, item["task"], item["gold"], item["run"], item["metric"], item["expected"],
+              {k: item[k] for k in ("missing", "allow_partial") if k in item})
+        for item in items
+    ]
+    return RegressionBaseline(target, entries, top.get("tolerance", DEFAULT_TOLERANCE), top.get("description", ""))
 
 
 class Scorer:
@@ -243,12 +221,15 @@ def add_entry(
 
 
 def render_table(results: list[Result], tolerance: float) -> str:
-    """expected / now / delta / status per entry."""
-    width = max([len(r.entry.name) for r in results] + [4])
-    mwidth = max([len(r.entry.metric) for r in results] + [6])
+    """expected / now / delta / status per entry (control characters in names shown escaped: a name cannot forge a row)."""
+    from evalkit.safetext import visible
+
+    names, metrics = [visible(r.entry.name) for r in results], [visible(r.entry.metric) for r in results]
+    width = max([len(n) for n in names] + [4])
+    mwidth = max([len(m) for m in metrics] + [6])
     lines = [f"{'name':<{width}}  {'metric':<{mwidth}}  {'expected':>9}  {'now':>9}  {'delta':>10}  status"]
-    for r in results:
+    for r, name, metric in zip(results, names, metrics):
         now = "-" if r.now is None else f"{r.now:.4f}"
         delta = "-" if r.delta is None else f"{r.delta:+.6f}"
-        lines.append(f"{r.entry.name:<{width}}  {r.entry.metric:<{mwidth}}  {r.entry.expected:>9.4f}  {now:>9}  {delta:>10}  {r.status(tolerance)}")
+        lines.append(f"{name:<{width}}  {metric:<{mwidth}}  {r.entry.expected:>9.4f}  {now:>9}  {delta:>10}  {r.status(tolerance)}")
     return "\n".join(lines)

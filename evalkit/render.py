@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from evalkit.safetext import markdown_text as md, visible
 from evalkit.tasks.base import TaskScore
 
 
@@ -13,7 +14,7 @@ def fmt(value: float, digits: int = 4) -> str:
 
 def score_header(score: TaskScore) -> str:
     ev = score.evaluation
-    return f"task {score.task} · run {ev.run_name} · {ev.n_gold - len(ev.gold_only)}/{ev.n_gold} gold queries answered"
+    return f"task {score.task} · run {visible(ev.run_name)} · {ev.n_gold - len(ev.gold_only)}/{ev.n_gold} gold queries answered"
 
 
 def shown(score: TaskScore, name: str, value: float, digits: int) -> str:
@@ -28,20 +29,20 @@ def as_table(score: TaskScore, digits: int = 4) -> str:
         mark = "   (official)" if name == score.official else ""
         lines.append(f"{name:<{width}}{shown(score, name, value, digits)}{mark}")
     lines.append("")
-    lines += [f"# {line}" for line in score.policy_lines()]
+    lines += [f"# {visible(line)}" for line in score.policy_lines()]
     return "\n".join(lines)
 
 
 def as_markdown(score: TaskScore, manifest: Mapping[str, Any] | None = None, digits: int = 4) -> str:
     from evalkit.manifest import manifest_markdown
 
-    lines = [f"**{score_header(score)}**", "", "| metric | value |", "|---|---:|"]
+    lines = [f"**{md(score_header(score))}**", "", "| metric | value |", "|---|---:|"]
     for name, value in score.values.items():
         text = shown(score, name, value, digits)
         text = f"**{text}**" if name == score.official else text
-        lines.append(f"| {name}{' (official)' if name == score.official else ''} | {text} |")
+        lines.append(f"| {md(name)}{' (official)' if name == score.official else ''} | {text} |")
     lines.append("")
-    lines += [f"- {line}" for line in score.policy_lines()]
+    lines += [f"- {md(line)}" for line in score.policy_lines()]
     if manifest:
         lines += ["", manifest_markdown(manifest)]
     return "\n".join(lines)
@@ -71,9 +72,17 @@ def as_dict(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> dict
 
 
 def as_json(score: TaskScore, manifest: Mapping[str, Any] | None = None) -> str:
-    import json
+    from evalkit import jsonout
 
-    return json.dumps(as_dict(score, manifest), indent=2, allow_nan=True)
+    return jsonout.dumps(as_dict(score, manifest), undefined_reasons(score, "metrics"), indent=2)
+
+
+def undefined_reasons(score: TaskScore, prefix: str) -> dict[str, str]:
+    """JSON path -> why, for the values left undefined with an undefined official score (see :mod:`evalkit.jsonout`)."""
+    if not score.undefined:
+        return {}
+    why = f"undefined with the official score: {score.undefined}"
+    return {f"{prefix}.{name}": why for name, value in score.values.items() if not math.isfinite(value)}
 
 
 def as_tsv(score: TaskScore, digits: int = 6) -> str:

@@ -10,7 +10,7 @@ another split that happen to collide with the gold's).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -61,13 +61,23 @@ def number_repeats(names: Sequence[str]) -> list[str]:
     return out
 
 
-def resolve_task(task_name: str, qrels: Qrels, run: Run | None) -> Task:
-    """The task named, or detected from the gold format (and the run's labels)."""
+def resolve_task(task_name: str, qrels: Qrels) -> tuple[Task, str]:
+    """The task named, or detected from the gold's format (``auto``), and why: a note printed with the result.
+
+    Only the gold and the user choose: no run is looked at, so no participant's file can choose the task
+    it is scored by (a ClimateCheck gold is Subtask I unless Subtask II is named).
+    """
     from evalkit.tasks import detect_task, get_task
 
     if task_name != "auto":
-        return get_task(task_name)
-    return detect_task(qrels.source.format if qrels.source else "", run)
+        task = get_task(task_name)
+        return task, f"task {task.name}: as named (--task)"
+    task = detect_task(qrels.gold_format)
+    if qrels.source is not None:
+        where = f"the gold's format, {qrels.gold_format}"
+    else:
+        where = f"the gold's columns ({qrels.gold_format})" if qrels.gold_format else "the gold: judgments built in memory"
+    return task, f"task {task.name}: detected from {where}; a run never chooses the task (name one with --task, or task= in Python)"
 
 
 def foreign_queries(score: TaskScore, label: str) -> str | None:
@@ -103,9 +113,13 @@ def score_one(
     scoring: ScoringOptions,
     *,
     strict_split: bool = False,
+    task_note: str | None = None,
 ) -> ScoredRun:
-    """Score one run under ``scoring``; ``strict_split`` refuses runs with mostly foreign queries."""
+    """Score one run under ``scoring``; ``strict_split`` refuses runs with mostly foreign queries; ``task_note``
+    (why this task) becomes the first policy note."""
     score = task.score(run, qrels, list(metrics) if metrics else None, **scoring.task_kwargs())
+    if task_note:
+        score = replace(score, notes=[task_note, *score.notes])
     path = run.source.path if run.source else name
     if strict_split and not scoring.allow_partial:
         foreign = foreign_queries(score, path)

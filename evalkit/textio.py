@@ -6,10 +6,8 @@ files are read (a FIFO, ``/dev/zero`` or a socket is refused, never waited
 on), and no input, read or decompressed, may exceed :func:`max_input_bytes`
 (1 GiB by default; ``evalkit --max-input-size 4G ...`` or the environment
 variable ``EVALKIT_MAX_INPUT_SIZE`` raise it), so a zip or gzip bomb is
-refused with one line instead of exhausting memory. Outputs are
-written to a temporary file in the target folder and renamed into place, so a
-failure never leaves a half-written file, and an existing file is only replaced
-when the caller passes ``force=True``.
+refused with one line instead of exhausting memory. Outputs are written by
+:mod:`evalkit.outputs`.
 """
 from __future__ import annotations
 
@@ -19,14 +17,14 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Iterator
 
 from evalkit import readahead
 from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
 from evalkit.errors import InputError
 
-if TYPE_CHECKING:  # pragma: no cover - zipfile and tempfile are imported where a zip is read or an output written
+if TYPE_CHECKING:  # pragma: no cover - zipfile is imported where a zip is read
     import zipfile
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -36,18 +34,23 @@ BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_INPUT_BYTES = 1 << 30
 MAX_INPUT_ENV = "EVALKIT_MAX_INPUT_SIZE"
 CHUNK = 1 << 20
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\s*\Z", re.IGNORECASE)
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\Z", re.IGNORECASE)  # on stripped text: linear
 
 
 def parse_size(text: str) -> int:
     """Bytes in ``"1073741824"``, ``"512M"``, ``"4G"``, ``"2GiB"`` (binary units)."""
     from evalkit.errors import UsageError
 
-    match = _SIZE.match(str(text))
+    from evalkit.errors import shown
+
+    match = _SIZE.match(str(text).strip())
     if not match or float(match.group(1)) <= 0:
-        raise UsageError(f"input size limit {text!r}: write a positive size such as 512M, 4G or 2147483648")
+        raise UsageError(f"input size limit {shown(text)}: write a positive size such as 512M, 4G or 2147483648")
     unit = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[match.group(2).lower()]
-    return int(float(match.group(1)) * (1 << unit))
+    size = float(match.group(1)) * (1 << unit)
+    if not size < 1 << 62:  # also infinity: float('9' * 400)
+        raise UsageError(f"input size limit {shown(text)} is beyond any file (at most 4E)")
+    return int(size)
 
 
 def max_input_bytes() -> int:
@@ -56,9 +59,11 @@ def max_input_bytes() -> int:
     return parse_size(configured) if configured else DEFAULT_MAX_INPUT_BYTES
 
 
-def _too_large(path: str, what: str, limit: int) -> InputError:
-    return InputError(path, f"{what} is larger than the input limit of {limit:,} bytes "
-                            "(raise it with evalkit --max-input-size SIZE or EVALKIT_MAX_INPUT_SIZE)")
+RAISE_LIMIT = "raise it with evalkit --max-input-size SIZE or EVALKIT_MAX_INPUT_SIZE"
+
+
+def _too_large(path: str, what: str, limit: int, advice: str = RAISE_LIMIT) -> InputError:
+    return InputError(path, f"{what} is larger than the input limit of {limit:,} bytes ({advice})")
 
 
 def check_regular(path: str | os.PathLike) -> os.stat_result:
@@ -133,14 +138,16 @@ def gunzip_bounded(raw: bytes, path: str, limit: int | None = None) -> bytes:
     return bytes(out)
 
 
-def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int | None = None) -> bytes:
-    """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares."""
+def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int | None = None,
+                    advice: str = RAISE_LIMIT) -> bytes:
+    """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares
+    (``advice``: what the refusal suggests, e.g. to a participant who cannot raise the limit)."""
     import zipfile
     import zlib
 
     limit = max_input_bytes() if limit is None else limit
     if member.file_size > limit:
-        raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit)
+        raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit, advice)
     out = bytearray()
     try:
         with archive.open(member) as handle:
@@ -150,7 +157,7 @@ def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str
                     break
                 out += piece
                 if len(out) > limit:
-                    raise _too_large(path, f"zip member {member.filename!r}", limit)
+                    raise _too_large(path, f"zip member {member.filename!r}", limit, advice)
     except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise InputError(path, f"cannot read zip member {member.filename!r} ({exc})") from None
     except MemoryError:
@@ -206,7 +213,10 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
     """Sort the members of ``archive``; raise on a name that would escape the extraction folder.
 
     An absolute name, a ``..`` part or a drive letter (``C:...``) is refused,
-    whichever reader (strict or lenient) opens the archive.
+    and so is a member that is not a plain file or folder (a symlink, which
+    unzipped could point at the gold, a FIFO or a device: Unix mode bits in
+    the member's external attributes), whichever reader (strict or lenient)
+    opens the archive.
     """
     data, extras, folders = [], [], []
     for info in archive.infolist():
@@ -214,6 +224,9 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
         pure = PurePosixPath(name.replace("\\", "/"))
         if pure.is_absolute() or ".." in pure.parts or (len(name) > 1 and name[1] == ":"):
             raise InputError(path, f"zip member {name!r} has a path outside the archive")
+        kind = _special_kind(info)
+        if kind:
+            raise InputError(path, f"zip member {name!r} is {kind}, not a plain file; evalkit reads only plain files from a zip")
         if (pure.parts and pure.parts[0] == "__MACOSX") or pure.name.startswith("."):
             extras.append(name)
         elif info.is_dir():
@@ -221,6 +234,19 @@ def zip_entries(archive: zipfile.ZipFile, path: str) -> ZipEntries:
         else:
             data.append(info)
     return ZipEntries(data, extras, folders)
+
+
+_SPECIAL_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
+                  stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+UNIX_SYSTEMS = (3, 19)  # ZipInfo.create_system of archives made on Unix / OS X (where external_attr >> 16 holds st_mode)
+
+
+def _special_kind(info: zipfile.ZipInfo) -> str | None:
+    """What a member is when its Unix mode says it is not a regular file or folder (None otherwise)."""
+    mode = info.external_attr >> 16
+    if info.create_system not in UNIX_SYSTEMS or not mode:
+        return None
+    return _SPECIAL_KINDS.get(stat.S_IFMT(mode))
 
 
 def zip_data_members(archive: zipfile.ZipFile, path: str) -> list[zipfile.ZipInfo]:
@@ -251,7 +277,9 @@ def _unzip_single(raw: bytes, path: str) -> tuple[bytes, str]:
     with open_zip(raw, path) as archive:
         members = zip_data_members(archive, path)
         if len(members) != 1:
-            names = ", ".join(m.filename for m in members) or "none"
+            from evalkit.errors import listed
+
+            names = listed((m.filename for m in members), total=len(members)) or "none"
             raise InputError(path, f"zip must hold exactly one predictions file, found {len(members)} ({names})")
         member = members[0]
         return read_zip_member(archive, member, path), member.filename
@@ -318,82 +346,18 @@ def load(path: str | os.PathLike) -> LoadedFile:
     return LoadedFile(path=path, data=decode_check(raw, label), sha256=digest, member=member)
 
 
-def parse_json(text: str | bytes, label: str, line: int | None = None):
-    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep)."""
+def parse_json(text: str | bytes, label: str, line: int | None = None, pairs_hook=None):
+    """``json.loads`` with every failure as one :class:`InputError` line (bad syntax, nesting too deep, or a
+    ``ValueError`` of ``pairs_hook``, the ``object_pairs_hook`` that may refuse an object)."""
     import json
 
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
         raise InputError(label, f"not valid JSON ({exc.msg})", line if line is not None else exc.lineno) from None
+    except ValueError as exc:  # the hook's refusal
+        raise InputError(label, str(exc), line) from None
     except RecursionError:
         raise InputError(label, "JSON nested too deeply", line) from None
     except UnicodeDecodeError:
         raise InputError(label, "not UTF-8 text", line) from None
-
-
-def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
-    """Fail early (before any work) if ``path`` cannot be written."""
-    from evalkit.errors import UsageError
-
-    target = Path(path)
-    if target.exists() and not force:
-        raise UsageError(f"{target}: exists; pass --force to overwrite")
-    if target.exists() and target.is_dir():
-        raise UsageError(f"{target}: is a folder")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{target}: output folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{target}: output folder {parent} is not writable")
-    return target
-
-
-def sidecar_of(path: str | os.PathLike) -> str:
-    """The manifest sidecar written next to an output."""
-    return f"{os.fspath(path)}.manifest.json"
-
-
-def check_outputs(outputs, force: bool = False, inputs=()) -> list[Path]:
-    """Check every output before anything is written (None entries skipped).
-
-    Refuses an output named twice (``--out X --per-query X``), an output that
-    is also an input, and any existing one without ``force``: a refused
-    command leaves the folder as it was.
-    """
-    from evalkit.errors import UsageError
-
-    chosen = [o for o in outputs if o is not None and str(o) != ""]
-    read = {os.path.realpath(os.fspath(i)) for i in inputs if i is not None and not isinstance(i, (bytes,))}
-    seen: dict[str, str] = {}
-    targets = []
-    for output in chosen:
-        key = os.path.realpath(os.fspath(output))
-        if key in seen:
-            raise UsageError(f"{output}: named twice as an output (also as {seen[key]}); give each output its own path")
-        if key in read:
-            raise UsageError(f"{output}: is also an input; write the output elsewhere")
-        seen[key] = os.fspath(output)
-        targets.append(check_writable(output, force))
-    return targets
-
-
-def atomic_write(path: str | os.PathLike, data: bytes | str, force: bool = False) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    target = check_writable(path, force)
-    import tempfile
-
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target

@@ -47,7 +47,7 @@ from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
 from evalkit.systems import embedding_cache
-from evalkit.textio import atomic_write
+from evalkit.outputs import atomic_write
 
 CORPUS_FIELDS = ("title", "text", "authors", "journal", "source")
 CHUNKING = ("chunks", "truncate")

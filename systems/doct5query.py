@@ -34,7 +34,7 @@ from evalkit.errors import InputError, UsageError
 from evalkit.systems._models.modelio import cache_dir, check_torch_precision, device_option, pick_device, precision_option, settings_key, weights_sha256
 from evalkit.pipelines.registry import load_system, register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
-from evalkit.textio import atomic_write
+from evalkit.outputs import atomic_write
 
 DEFAULT_MODEL = "castorini/doc2query-t5-base-msmarco"
 MODEL_FOLDER = "model"

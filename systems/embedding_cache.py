@@ -20,7 +20,7 @@ import numpy as np
 
 from evalkit.errors import UsageError
 from evalkit.systems._models.modelio import settings_key
-from evalkit.textio import atomic_write
+from evalkit.outputs import atomic_write
 
 FILES = ("embeddings.npy", "ids.json", "settings.json")
 

@@ -125,3 +125,116 @@ def test_bad_inputs_are_one_clear_error():
         evalkit.compare({"q": {"d": 1}}, {"q": {"d": 1.0}})
     frame = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
     assert evalkit.Run.from_pandas(frame).to_pandas()[["query_id", "doc_id", "score"]].values.tolist() == [["q", "d", 1.0]]
+
+
+# --- in-memory inputs meet the file readers' rules (issue 22): each an evalkit error, never a bare exception
+SCORES = {"q": {"a": 1.0, "b": 0.5}}
+JUDGED = {"q": {"a": 1, "b": 0}}
+BAD_INPUTS = {
+    "DataFrame gold judging one pair twice": (SCORES, pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "relevance": [0, 1]}),
+                                              "judged twice"),
+    "dict gold judging one pair twice (1 and '1')": (SCORES, {"q": {1: 0, "1": 1}}, "judged twice"),
+    "NaN score in a dict run": ({"q": {"a": float("nan")}}, JUDGED, "not a finite number"),
+    "inf score in a dict run": ({"q": {"a": float("inf"), "b": 0.5}}, JUDGED, "not a finite number"),
+    "NaN score in a DataFrame run": (pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [np.nan]}), JUDGED, "row 1"),
+    "inf grade": (SCORES, {"q": {"a": float("inf")}}, "grade inf is not a finite number"),
+    "NaN grade": (SCORES, {"q": {"a": float("nan")}}, "grade nan is not a finite number"),
+    "NaN grade in a DataFrame": (SCORES, pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [np.nan]}), "grade"),
+    "keys 1 and '1' in a run": ({"q": {1: 1.0, "1": 2.0}}, JUDGED, "one id once written as text"),
+    "query keys 1 and '1'": ({1: {"a": 1.0}, "1": {"b": 1.0}}, JUDGED, "one id once written as text"),
+    "NaN query id": ({float("nan"): {"a": 1.0}}, JUDGED, "query id is missing"),
+    "None doc id": ({"q": {None: 1.0}}, JUDGED, "doc id is missing"),
+    "None id in a DataFrame": (pd.DataFrame({"query_id": [None], "doc_id": ["a"], "score": [1.0]}), JUDGED, "query id is missing"),
+    "float id": ({"q": {1.5: 1.0}}, JUDGED, "ids are text or integers"),
+    "empty id": ({"q": {" ": 1.0}}, JUDGED, "empty doc id"),
+    "text score": ({"q": {"a": "abc"}}, JUDGED, "score 'abc' is not a number"),
+    "None score": ({"q": {"a": None}}, JUDGED, "score is missing"),
+    "huge int score": ({"q": {"a": 10**400}}, JUDGED, "beyond a float's range"),
+    "boolean score": ({"q": {"a": True}}, JUDGED, "not a number"),
+    "list score": ({"q": {"a": [1]}}, JUDGED, "not a number"),
+    "empty gold dict": (SCORES, {}, "no judgments"),
+    "gold dict of empty queries": (SCORES, {"q": {}}, "no judgments"),
+    "empty run dict": ({}, JUDGED, "no query"),
+    "duplicated DataFrame column": (pd.DataFrame([["q", "a", 1.0, 2.0]], columns=["query_id", "doc_id", "score", "score"]), JUDGED,
+                                    "column 'score' appears twice"),
+    "duplicated gold column": (SCORES, pd.DataFrame([["q", "a", 1, 0]], columns=["query_id", "doc_id", "relevance", "Relevance"]),
+                               "appears twice"),
+    "empty DataFrame run": (pd.DataFrame({"query_id": [], "doc_id": [], "score": []}), JUDGED, "no rows"),
+    "gold dict of lists": (SCORES, {"q": ["a"]}, "maps query ids"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_in_memory_inputs_are_checked_as_files_are(case):
+    run, gold, message = BAD_INPUTS[case]
+    with pytest.raises(evalkit.errors.EvalkitError, match=message):
+        evalkit.score(run, gold)
+
+
+@pytest.mark.parametrize("entry", ["score", "compare", "fuse"])
+def test_non_finite_scores_refused_by_every_entry(entry):
+    bad = {"q": {"a": float("inf"), "b": 0.5}}
+    calls = {"score": lambda: evalkit.score(bad, JUDGED), "compare": lambda: evalkit.compare(JUDGED, SCORES, bad),
+             "fuse": lambda: evalkit.fuse(SCORES, bad)}
+    with pytest.raises(UsageError, match="not a finite number"):
+        calls[entry]()
+
+
+def test_bad_metric_lists_are_one_clear_error():
+    for metrics in (123, [1], {"mrr": 5}):
+        with pytest.raises(UsageError, match="metrics"):
+            evalkit.score(SCORES, JUDGED, metrics=metrics)
+    with pytest.raises(UsageError, match="a metric is a name"):
+        evalkit.compare(JUDGED, SCORES, SCORES, metric=5)
+    with pytest.raises(UsageError, match="depth"):
+        evalkit.score(SCORES, JUDGED, depth=10**20)
+    with pytest.raises(UsageError, match="seed"):
+        evalkit.compare(JUDGED, SCORES, SCORES, seed=10**20)
+
+
+def test_numeric_text_and_integer_ids_read_as_a_file_would():
+    """A score written as text follows the file rule; integer ids are their digits (a gold file read with pandas)."""
+    as_text = evalkit.score({"q": {"a": "1.0", "b": "0.5"}}, JUDGED, metrics="mrr@10")
+    assert as_text.official == 1.0
+    numbered = evalkit.score({7: {11: 1.0, 12: 0.5}}, {"7": {"11": 1, "12": 0}}, metrics="mrr@10")
+    assert numbered.official == 1.0
+
+
+def test_the_tasks_own_files_read_with_pandas():
+    """The 4b submission (post_id, preds) and gold (post_id, tweet_text, cord_uid) as pandas reads them score as the files do,
+    and a relevance column added to the gold does not switch the task (MRR@5 stays official)."""
+    expected = evalkit.score(LIST_RUN, LIST_GOLD)
+    submission, gold = pd.read_csv(LIST_RUN, sep="\t"), pd.read_csv(LIST_GOLD, sep="\t")
+    for the_run, the_gold in ((submission, gold), (LIST_RUN, gold), (submission, LIST_GOLD), (submission, gold.assign(relevance=1))):
+        result = evalkit.score(the_run, the_gold)
+        assert (result.task, result.official_name) == ("checkthat2025-4b", "MRR@5")
+        assert result.official == pytest.approx(expected.official, abs=1e-12)
+        assert "checkthat" in result.task_reason and result.task_reason in result.policy
+    generic = evalkit.score(LIST_RUN, evalkit.read_qrels(LIST_GOLD).to_pandas())  # generic columns: trec, and said so
+    assert generic.task == "trec" and "gold's columns" in generic.task_reason and "task=" in generic.task_reason
+    named = evalkit.score(LIST_RUN, evalkit.read_qrels(LIST_GOLD).to_pandas(), task="checkthat2025-4b")
+    assert named.official == pytest.approx(expected.official, abs=1e-12) and "as named" in named.task_reason
+    with pytest.raises(UsageError, match=r"run DataFrame, row 2: query 't1' appears twice \(first in row 1\)"):
+        evalkit.score(pd.concat([submission.iloc[:1], submission.iloc[:1]]), gold)
+
+
+def test_climatecheck_frames_and_the_task_choice():
+    gold = pd.DataFrame({"claim_id": ["c1", "c1", "c2"], "abstract_id": ["a1", "a2", "b1"],
+                         "annotation": ["Supports", "Not Enough Information", "Refutes"]})
+    labelled = pd.DataFrame({"claim_id": ["c1", "c2"], "abstract_id": ["a1", "b1"], "rank": [1, 1], "label": ["Supports", "Refutes"]})
+    auto = evalkit.score(labelled, gold)
+    assert auto.task == "climatecheck2025-retrieval" and any("Subtask I does not score" in w for w in auto.warnings)
+    named = evalkit.score(labelled, gold, task="climatecheck2025-verification")
+    assert named.task == "climatecheck2025-verification" and named.official == pytest.approx(2.0)
+
+
+def test_runs_and_gold_built_in_code_meet_the_same_rules():
+    with pytest.raises(UsageError, match="score nan of query 'q' is not a finite number"):
+        evalkit.score(evalkit.Run.from_scores({"q": {"a": float("nan")}}), JUDGED)
+    with pytest.raises(UsageError, match="doc id 1 is not text"):
+        evalkit.score(evalkit.Run.from_scores({"q": {1: 1.0}}), JUDGED)
+    with pytest.raises(UsageError, match="grade inf"):
+        evalkit.score(SCORES, evalkit.Qrels.from_dict({"q": {"a": float("inf")}}))
+    with pytest.raises(UsageError, match="judged twice"):
+        evalkit.score(SCORES, evalkit.Qrels.from_rows(["q", "q"], ["a", "a"], [0, 1]))
+    assert evalkit.score(evalkit.Run.from_scores(SCORES), evalkit.Qrels.from_dict(JUDGED), metrics="mrr").official == 1.0

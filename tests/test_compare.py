@@ -280,3 +280,46 @@ def test_existing_output_needs_force(tmp_path, capsys):
     out.write_text("keep me")
     one_line_error(*cli(capsys, "compare", gold, *DEV_RUNS[2:], "--out", out)[::2], "exists; pass --force")
     assert out.read_text() == "keep me"
+
+
+# ----------------------------------------------------------------- three or more runs: every pair
+@pytest.mark.realdata
+def test_three_runs_compare_every_pair(capsys):
+    """compare with 3+ runs adds the all-pairs comparison (randomised Tukey HSD by default) to every output; ES_E beside r_rb."""
+    from evalkit.stats.anova import two_way_anova
+    from evalkit.stats.tukey import tukey_hsd
+
+    gold = shared_or_skip(GOLD_4B["dev"])
+    runs = [DEV_RUNS[3], DEV_RUNS[0], DEV_RUNS[2]]
+    code, out, err = cli(capsys, "compare", gold, *runs, "-o", "json", "--permutations", 999, "--bootstrap", 999)
+    assert code == 0, err
+    data = json.loads(out)
+    every = data["all_pairs"]
+    assert every["procedure"] == "randomised-tukey" and every["permutations"] == 999 and every["bootstrap_resamples"] == 999
+    assert [(p["run_a"], p["run_b"]) for p in every["pairs"]] == [  # best first: each pair reads "better - worse"
+        ("predictions_SciBERT_dev_TOP10", "E5_base_setup_dev_TOP100"), ("predictions_SciBERT_dev_TOP10", "predictions_BM25_dev_TOP10"),
+        ("E5_base_setup_dev_TOP100", "predictions_BM25_dev_TOP10")]
+    assert [r["run"] for r in every["runs"] if r["tied_with_top"]] == ["predictions_SciBERT_dev_TOP10", "E5_base_setup_dev_TOP100"]
+    assert [r["rank_interval"] for r in every["runs"]] == [[1, 2], [1, 2], [3, 3]]
+    assert [r["letters"] for r in every["runs"]] == ["a", "a", "b"]
+    assert [p["significant"] for p in every["pairs"]] == [False, True, True]
+    assert all(p["p_value"] <= p["p_adjusted"] for p in every["pairs"])
+    # ES_E: the pair's difference over sqrt(V_E) of the two-way ANOVA of the three runs, in compare and in every pair
+    values = np.vstack([per_query(read_gold(gold), read_preds(r)) for r in runs])
+    v_e = two_way_anova(values).residual_variance
+    for pair in data["comparisons"]:
+        assert pair["es_e"] == pytest.approx(pair["difference"] / math.sqrt(v_e), rel=1e-9)
+    assert every["pairs"][2]["es_e"] == pytest.approx(data["comparisons"][0]["es_e"], rel=1e-9)  # E5 - BM25 in both
+
+    code, out, err = cli(capsys, "compare", gold, *runs, "--all-pairs", "tukey", "--bootstrap", 500)
+    assert code == 0, err
+    assert "all pairs: Tukey HSD, alpha 0.05" in out and "ES_E" in out and "tied with #1" in out
+    tukey = tukey_hsd(values[[2, 1, 0]])
+    assert f"{tukey.difference[0]:+.4f} " in out and "qtukey on 2798 df" in out
+    code, out, err = cli(capsys, "compare", gold, *runs, "--all-pairs", "ttest", "--correction", "by", "-o", "markdown",
+                         "--permutations", 200, "--bootstrap", 200)
+    assert code == 0 and "### All pairs: t-test + by, alpha 0.05" in out and "<details><summary>Every pair (3" in out
+    code, out, err = cli(capsys, "compare", gold, *runs, "--all-pairs", "none", "-o", "json", "--permutations", 200, "--bootstrap", 200)
+    assert code == 0 and json.loads(out)["all_pairs"] is None
+    code, out, err = cli(capsys, "compare", gold, *runs[:2], "-o", "json", "--permutations", 200, "--bootstrap", 200)
+    assert code == 0 and json.loads(out)["all_pairs"] is None  # auto: two runs have one pair, the comparison itself

@@ -163,6 +163,14 @@ def test_real_4b_leaderboard_page(driver, tmp_path):
     open_page(driver, page)
     assert len(driver.find_elements(By.CSS_SELECTOR, "#board-table tbody tr")) == 19
     assert "E5_HN_All__test_TOP100.tsv" in driver.find_element(By.ID, "not-ranked-table").text
+    # the all-pairs columns: rank intervals like "1-2", letters, the runs tied with #1 shaded
+    ranks = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#board-table tbody td.ranks")]
+    assert ranks[:2] == ["1-2", "1-2"] and len(ranks) == 19
+    assert [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#board-table tbody td.letters")][:2] == ["a", "a"]
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#board-table tbody tr.top-group")) == 2
+    assert "randomised Tukey HSD" in driver.find_element(By.ID, "board-legend").text
+    driver.find_element(By.CSS_SELECTOR, "#board-table th[data-col='ranks']").click()  # sortable like any column
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#board-table tbody tr")) == 19
     driver.find_element(By.CSS_SELECTOR, "#tabs button[data-tab=queries]").click()
     driver.find_element(By.ID, "query-search").send_keys("1", Keys.ENTER)
     gold_doc = next(line.split("\t")[2] for line in gold.read_text().splitlines()[1:] if line.split("\t")[0] == "1")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import evalkit
-from helpers import CT4B, GOLD_4B, shared_or_skip
+from helpers import CT4B, GOLD_4B, REPO, shared_or_skip
 from evalkit.cli import main
 from evalkit.stats.rank_correlation import rbo
 
@@ -184,6 +184,13 @@ def test_leaderboard_page_on_real_test_runs(tmp_path, capsys):
         if ranked["vs_next"]:
             assert row["vs_next"]["p_adjusted"] == pytest.approx(ranked["vs_next"]["p_adjusted"])
     assert data["board"]["rows"][0]["group"] == data["board"]["rows"][1]["group"]  # 1st and 2nd statistically tied
+    for row, ranked in zip(data["board"]["rows"], board["ranking"]):  # the all-pairs columns, as the leaderboard's JSON
+        assert row["rank_interval"] == ranked["rank_interval"] and row["letters"] == ranked["letters"]
+        assert row["tied_with_top"] == ranked["tied_with_top"]
+    assert [r["tied_with_top"] for r in data["board"]["rows"]][:3] == [True, True, False]
+    assert data["board"]["all_pairs"]["pairs"] == board["all_pairs"]["pairs"]
+    assert any("randomised Tukey HSD" in line for line in data["board"]["legend"]["all_pairs"])
+    assert "tied with #1" in data["board"]["legend"]["groups"]
     assert data["board"]["not_ranked"] == [{"file": "airwaves/E5_HN_All__test_TOP100.tsv", "problem": "other split",
                                             "reason": board["not_ranked"][0]["reason"]}]
     assert data["meta"]["n_queries"] == 1446 and len(data["rbo"]["pairs"]) == 19 * 18 // 2
@@ -232,9 +239,30 @@ def test_query_and_document_texts_and_run_labels(small, tmp_path, capsys):
     gold_cc, run_cc = tmp_path / "gold.csv", tmp_path / "run.csv"
     gold_cc.write_text(CC_GOLD)
     run_cc.write_text("claim_id,abstract_id,rank,label\nc1,a3,1,Supports\nc1,zz,2,Refutes\nc2,b1,1,Supports\n")
-    code, _, err = cli(capsys, "report", gold_cc, run_cc, "--json", tmp_path / "verification.json", "--allow-partial")
+    code, _, err = cli(capsys, "report", gold_cc, run_cc, "--json", tmp_path / "verification.json", "--allow-partial",
+                       "--task", "climatecheck2025-verification")  # a labelled run never chooses Subtask II
     assert code == 0, err
     data = json.loads((tmp_path / "verification.json").read_text())
     top = data["runs"][0]["top"]
     assert data["meta"]["task"] == "climatecheck2025-verification"
     assert [top["labels"][x] for x in top["label"]] == ["Supports", "Refutes", "Supports"]
+
+
+def test_figure_axes_fall_on_round_values():
+    """The figures' y ticks are 1, 2, 2.5 or 5 times a power of ten (never 15.8 %, 31.5 %), the top one above the data."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("node is not installed (the figures' tick code is JavaScript)")
+    source = REPO / "evalkit" / "report" / "html_assets" / "figures.js"
+    script = (
+        "const src = require('fs').readFileSync(process.argv[1], 'utf8');"
+        "const start = src.indexOf('niceTicks(low'), end = src.indexOf('axisY(root', start);"
+        "const F = eval('({' + src.slice(start, end).trim().replace(/,\\s*$/, '') + '})');"
+        "console.log(JSON.stringify([[0, 63.1], [0, 31.5], [0, 0.7123], [0, 15.8], [0, 0.37, 2]].map(([a, b, n]) => F.niceTicks(a, b, n))));"
+    )
+    done = subprocess.run([node, "-e", script, str(source)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[0, 20, 40, 60, 80], [0, 10, 20, 30, 40], [0, 0.2, 0.4, 0.6, 0.8], [0, 5, 10, 15, 20], [0, 0.2, 0.4]]

@@ -87,3 +87,10 @@ def test_many_ids_sharing_prefixes_and_hash_bits(prefix):
     values = [f"{prefix}{i:07d}" for i in range(30_000)] * 2
     codes, uniques = coded_by_the_reader(values)
     assert codes == list(range(30_000)) * 2 and uniques == values[:30_000]
+
+
+def test_member_of_is_linear_and_exact():
+    values = np.array([f"q{i}" for i in range(60_000)] + [1, None], dtype=object)
+    universe = np.array([f"q{i}" for i in range(0, 60_000, 2)] + ["q2", 1], dtype=object)  # a repeat, an int
+    got = ids.member_of(values, universe)
+    assert got.tolist() == [i % 2 == 0 for i in range(60_000)] + [True, False]

@@ -19,13 +19,16 @@ from helpers import REPO
 # bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
-                    "evalkit.entry_points", "evalkit.readahead", "evalkit.options", "evalkit.labels")),
-    ("data", ("evalkit.textio", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
+                    "evalkit.entry_points", "evalkit.readahead", "evalkit.options", "evalkit.labels", "evalkit.safetext", "evalkit.values",
+                    "evalkit.jsonout")),
+    ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
-    ("statistics", ("evalkit.stats", "evalkit.comparison")),
-    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs")),
-    ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.report", "evalkit.competition",
+    ("statistics", ("evalkit.stats", "evalkit.comparison", "evalkit.allpairs")),
+    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs",
+               "evalkit.memory")),
+    ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.regression_schema", "evalkit.report",
+                  "evalkit.competition",
                   "evalkit.judging")),
     ("python api", ("evalkit.api", "evalkit.report.writer", "evalkit.fusion.api", "evalkit.judging.api")),
     ("pipeline runtime", ("evalkit.pipelines",)),
@@ -181,7 +184,7 @@ sys.exit(main())
 
 
 def test_core_commands_work_without_model_libraries(tmp_path):
-    """As on a light install (`pip install evalkit`, no systems extra): torch, transformers and
+    """As on a light install (`pip install evalkit-ir`, no systems extra): torch, transformers and
     sentence-transformers cannot be imported, and score, compare, report, fuse, validate and submit still work."""
     gold, run = REPO / "gold" / "examples" / "tweets_gold.tsv", REPO / "gold" / "examples" / "tweets_run.tsv"
     script = tmp_path / "light.py"
@@ -200,4 +203,4 @@ def test_core_commands_work_without_model_libraries(tmp_path):
     blocked = subprocess.run([sys.executable, str(script), "run", "dense", "--corpus", gold, "--queries", gold, "--out", tmp_path / "x"],
                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert blocked.returncode == 2 and "Traceback" not in blocked.stderr, blocked.stderr  # the system needing torch: one line
-    assert blocked.stderr.splitlines()[-1] == "evalkit: this needs 'torch', which is not installed: pip install 'evalkit[systems]'"
+    assert blocked.stderr.splitlines()[-1] == "evalkit: this needs 'torch', which is not installed: pip install 'evalkit-ir[systems]'"

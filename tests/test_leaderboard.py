@@ -1,4 +1,4 @@
-"""`evalkit leaderboard`: the real CheckThat! 4b test submissions, adjacent-rank tests, files set apart."""
+"""`evalkit leaderboard`: the real CheckThat! 4b test submissions, all-pairs rank intervals, adjacent-rank tests, files set apart."""
 from __future__ import annotations
 
 import io
@@ -61,6 +61,22 @@ def test_real_test_submissions_first_place_first(test_board, tmp_path):
     assert [r["vs_next"]["p_adjusted"] for r in ranking[:-1]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
     assert ranking[1]["vs_next"]["significant"] is True  # SciBERT is clearly above the 3rd place
 
+    # every pair by the default all-pairs procedure: 1st and 2nd tied with #1, nobody else; every run a rank interval
+    pairs = board["all_pairs"]
+    assert pairs["procedure"] == "randomised-tukey" and pairs["permutations"] == 10_000 and pairs["seed"] == 42
+    assert pairs["alpha"] == 0.05 and pairs["correction"] is None and pairs["metric"] == "MRR@5" and len(pairs["pairs"]) == 171
+    assert pairs["top_group"] == [r["run"] for r in ranking[:2]]
+    assert [r["tied_with_top"] for r in ranking] == [True, True] + [False] * 17
+    for entry, run in zip(ranking, pairs["runs"]):
+        assert entry["run"] == run["run"] and entry["rank_interval"] == run["rank_interval"]
+        low, high = entry["rank_interval"]
+        assert low <= entry["rank"] <= high and entry["letters"]
+    assert ranking[0]["rank_interval"] == [1, 2] and ranking[-1]["rank_interval"][1] == 19
+    first_pair = pairs["pairs"][0]
+    assert (first_pair["run_a"], first_pair["run_b"]) == (ranking[0]["run"], ranking[1]["run"])
+    assert first_pair["interval"][0] < 0 < first_pair["interval"][1] and first_pair["significant"] is False
+    assert first_pair["p_value"] <= first_pair["p_adjusted"] and first_pair["es_e"] > 0
+
 
 @pytest.mark.realdata
 def test_other_split_file_is_set_apart(test_board):
@@ -80,7 +96,9 @@ def test_markdown_leaderboard(tmp_path, capsys):
     assert code == 0, err
     text = out.read_text()
     assert "## Ranking" in text and "## Not ranked" in text and "Every file was ranked." in text
-    assert "| 1 | sourcesniffers_final_test.zip | **0.6835** |" in text
+    assert "| 1 | 1 | 1 | a | **yes** | sourcesniffers_final_test.zip | **0.6835** |" in text
+    assert "## All pairs: randomised Tukey HSD, alpha 0.05" in text and "10,000 permutations, seed 42" in text
+    assert "| maustrian3_neural_reranking_test | maustrian3_neural_nlp_test | +0.0183 |" in text
     assert "Holm-corrected over the 3 adjacent pairs" in text and "<summary>Manifest</summary>" in text
     again = cli(capsys, "leaderboard", RUNS / "other-teams", "--gold", gold, "--out", out)
     assert again[0] == 2 and "exists; pass --force" in again[2]
@@ -167,3 +185,58 @@ def test_bad_leaderboard_arguments(tmp_path, capsys):
     ):
         code, _, err = cli(capsys, "leaderboard", *args)
         assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err, err
+
+
+def test_all_pairs_on_the_command_line(tmp_path, capsys):
+    """--all-pairs and --correction choose the procedure; every result says procedure, correction, alpha, B and seed."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("post_id\ttweet_text\tcord_uid\n" + "".join(f"{i}\ttweet {i}\tdoc{i}\n" for i in range(1, 41)))
+    for name, hits in (("strong", range(1, 37)), ("middle", range(1, 25)), ("close", range(3, 26)), ("weak", range(1, 6))):
+        (folder / f"{name}.tsv").write_text(run_text(hits, queries=range(1, 41)))
+    code, out, err = cli(capsys, "leaderboard", folder, "--gold", gold, "-o", "json", "--permutations", "999", "--seed", "7")
+    assert code == 0, err
+    board = json.loads(out)
+    pairs = board["all_pairs"]
+    assert pairs["procedure"] == "randomised-tukey" and pairs["permutations"] == 999 and pairs["seed"] == 7
+    assert [r["run"] for r in board["ranking"]] == ["strong", "middle", "close", "weak"]
+    assert [r["rank_interval"] for r in board["ranking"]] == [[1, 1], [2, 3], [2, 3], [4, 4]]
+    assert [r["letters"] for r in board["ranking"]] == ["a", "b", "b", "c"]
+    assert board["manifest"]["options"]["all_pairs"] == "randomised-tukey" and board["manifest"]["seed"] == 7
+    assert any("999 permutations, seed 7" in line for line in pairs["notes"])
+    again = cli(capsys, "leaderboard", folder, "--gold", gold, "-o", "json", "--permutations", "999", "--seed", "7")
+    assert json.loads(again[1])["all_pairs"]["pairs"] == pairs["pairs"]  # seeded: the same figures
+
+    code, out, err = cli(capsys, "leaderboard", folder, "--gold", gold, "--all-pairs", "wilcoxon", "--correction", "bh", "-o", "json")
+    pairs = json.loads(out)["all_pairs"]
+    assert code == 0 and pairs["procedure"] == "wilcoxon" and pairs["correction"] == "bh" and pairs["familywise"] is False
+    assert any("not simultaneous" in line for line in pairs["notes"])
+
+    code, out, err = cli(capsys, "leaderboard", folder, "--gold", gold, "--all-pairs", "tukey")
+    assert code == 0 and "rank interval  bootstrap  letters  tied with #1" in out
+    assert "# all pairs: paired Tukey HSD" in out and "alpha = 0.05" in out and "1 of 4 runs" not in out
+
+    code, out, err = cli(capsys, "leaderboard", folder, "--gold", gold, "--all-pairs", "mcnemar", "--binary", "success@1", "-o", "json")
+    assert code == 0 and json.loads(out)["all_pairs"]["metric"] == "Success@1"
+
+    code, out, err = cli(capsys, "leaderboard", folder, "--gold", gold, "--all-pairs", "none", "-o", "json")
+    board = json.loads(out)
+    assert code == 0 and board["all_pairs"] is None and "rank_interval" not in board["ranking"][0]
+
+    for args, expected in ((("--all-pairs", "mcnemar", "--binary", "mrr@5"), "not a 0/1 outcome"),
+                           (("--permutations", "0"), "--permutations must be from 1")):
+        code, _, err = cli(capsys, "leaderboard", folder, "--gold", gold, *args)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err, err
+
+
+def test_all_pairs_that_cannot_run_leave_a_note(tmp_path, capsys):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("post_id\ttweet_text\tcord_uid\n1\ttweet\tdoc1\n2\ttweet\tdoc2\n")
+    (folder / "a.tsv").write_text(run_text(range(1, 2), queries=range(1, 3)))
+    (folder / "b.tsv").write_text(run_text(range(2, 3), queries=range(1, 3)))
+    code, out, err = cli(capsys, "leaderboard", folder, "--gold", gold, "--all-pairs", "tukey")
+    assert code == 0, err
+    assert "all pairs not compared: Tukey HSD needs at least 2 residual degrees of freedom" in out

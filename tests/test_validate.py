@@ -274,3 +274,15 @@ def test_split_names_from_file_names():
 def test_in_process_main_returns_exit_codes(capsys):
     assert main(["validate", str(shared_or_skip(OTHER / "ysong_colbertv2_dev.tsv")), "--limit", "1"]) == 1
     assert "INVALID" in capsys.readouterr().out
+
+
+def test_the_task_comes_from_the_gold_not_from_the_submission(tmp_path):
+    """With --task auto and --gold, a file shaped like another task's submission is checked as the gold's task."""
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("post_id\ttweet_text\tcord_uid\n1\ta tweet\tabc\n2\tanother\tdef\n")
+    climate_shaped = tmp_path / "sub.csv"
+    climate_shaped.write_text("claim_id,abstract_id,rank\n1,abc,1\n")
+    done = run_cli("validate", climate_shaped, "--gold", gold)
+    assert done.returncode == 1 and "not a valid checkthat2025-4b submission" in done.stdout and "task from the gold" in done.stdout
+    guessed = run_cli("validate", climate_shaped)  # no gold, no --task: the header is a guess, and the verdict says so
+    assert "guessed from the file's header" in guessed.stdout

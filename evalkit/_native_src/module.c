@@ -1,4 +1,4 @@
-/* evalkit._native (module.c registers ids.c, reader.c and scan.c): the compiled kernels of evalkit's readers (built by setup.py; optional, each has a
+/* evalkit._native (module.c registers ids.c, reader.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
  * pure-Python twin that gives the same results).
  *
  * Reading, for evalkit/formats/tables.py:
@@ -28,6 +28,12 @@
  * Judged rows, for evalkit/evaluation.py:
  * judged_rows(...) -> count
  *     The rows of a ranked run that carry a judgment of their query, in one pass (see scan.c).
+ *
+ * Permuted sums, for evalkit/stats/randomised_tukey.py:
+ * permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)
+ *     The run sums of each replicate of the randomised Tukey HSD test: every topic's row of scores shuffled
+ *     by Fisher-Yates with digits from numpy's bit generator (the capsule), as the numpy twin shuffles
+ *     them (see permute.c and the module docstring of randomised_tukey.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -41,11 +47,12 @@ static PyMethodDef methods[] = {
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads): see reader.c"},
+    {"permuted_sums", permuted_sums, METH_VARARGS, "permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._native", "Compiled kernels of evalkit's readers (see evalkit/_native_src/module.c).", -1, methods,
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._native", "Compiled kernels of evalkit's readers and permutation test (see evalkit/_native_src/module.c).", -1, methods,
                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

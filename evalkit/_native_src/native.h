@@ -7,5 +7,6 @@ PyObject *read_table(PyObject *self, PyObject *args);        /* reader.c */
 PyObject *positions(PyObject *self, PyObject *args);        /* ids.c */
 PyObject *first_occurrences(PyObject *self, PyObject *args); /* scan.c */
 PyObject *judged_rows(PyObject *self, PyObject *args);       /* scan.c */
+PyObject *permuted_sums(PyObject *self, PyObject *args);     /* permute.c */
 
 #endif

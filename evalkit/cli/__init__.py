@@ -3,10 +3,13 @@
 Subcommands live in their own modules and are imported only when invoked, so
 ``evalkit --help`` never loads numpy-heavy code, ranx, torch or transformers.
 Any :class:`~evalkit.errors.EvalkitError` becomes one line on stderr and exit
-code 2, with nothing half-written.
+code 2. Every command runs inside one output transaction
+(:func:`evalkit.outputs.transaction`): its checked outputs are written
+together when it succeeds and not at all when it fails.
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -83,6 +86,10 @@ COMMANDS = {
 }
 
 
+# errors of a write that can happen to any command: disk full, file too large, quota, read-only file system
+WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS}
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return sorted(COMMANDS)
@@ -116,10 +123,12 @@ def cli(max_input_size: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from evalkit.errors import EvalkitError
+    from evalkit.outputs import transaction, write_error
 
     try:
-        # without standalone mode click returns (not raises) the code of ctx.exit(n) / Exit(n)
-        returned = cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
+        with transaction():  # every output of the command, or none
+            # without standalone mode click returns (not raises) the code of ctx.exit(n) / Exit(n)
+            returned = cli.main(args=argv, prog_name="evalkit", standalone_mode=False)
         if isinstance(returned, int) and not isinstance(returned, bool):
             return returned
     except EvalkitError as exc:
@@ -156,6 +165,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         return 130
+    except OSError as exc:  # a write outside the transaction's files (a model folder, a cache) on a full disk
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        click.echo(write_error(exc.filename or "output", exc).one_line(), err=True)
+        return 2
     return 0
 
 

@@ -20,7 +20,7 @@ from evalkit.cli.common import ALLOW_PARTIAL_OPTION, FINITE, MISSING_OPTION
 @click.option("--task", default=None, help="With --add: the task (see `evalkit tasks`).")
 @click.option("--gold", default=None, type=click.Path(dir_okay=False), help="With --add: the gold file (path relative to the current folder).")
 @click.option("--run", "run_path", default=None, type=click.Path(dir_okay=False), help="With --add: the run file.")
-@click.option("--metric", default=None, help="With --add: the metric (default: the task's official score).")
+@click.option("--metric", "--metrics", "metric", default=None, help="With --add: the metric (default: the task's official score).")
 @click.option("--name", default=None, help="With --add: the entry's name (default: folder/run name).")
 @MISSING_OPTION
 @ALLOW_PARTIAL_OPTION
@@ -33,6 +33,7 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
     """
     from evalkit import regression
     from evalkit.errors import UsageError
+    from evalkit.safetext import visible
 
     if tolerance is not None and not (0 <= tolerance < float("inf")):
         raise UsageError(f"--tolerance must be a finite number >= 0 (got {tolerance})")
@@ -45,7 +46,7 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
             base = regression.load(baseline_path, create=True)
             entry = regression.add_entry(base, task, gold, run_path, metric, name, {"missing": missing, "allow_partial": allow_partial})
             base.save()
-        click.echo(f"added {entry.name}: {entry.metric} = {entry.expected:.6f} ({entry.task}) to {baseline_path}")
+        click.echo(visible(f"added {entry.name}: {entry.metric} = {entry.expected:.6f} ({entry.task}) to {baseline_path}"))
         return
     given = [k for k, v in add_options.items() if v] + (["--allow-partial"] if allow_partial else [])
     if given:
@@ -57,6 +58,7 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
 def check_entries(base, baseline_path: str, tolerance: float | None, update: bool) -> None:
     from evalkit import regression
     from evalkit.errors import UsageError
+    from evalkit.safetext import visible
 
     if not base.entries:
         raise UsageError(f"{baseline_path}: the baseline has no entries; add some with --add")
@@ -67,7 +69,7 @@ def check_entries(base, baseline_path: str, tolerance: float | None, update: boo
     statuses = [r.status(limit) for r in results]
     for result in results:
         if result.error:
-            click.echo(f"error: {result.entry.name}: {result.error}", err=True)
+            click.echo(visible(f"error: {result.entry.name}: {result.error}"), err=True)
     counts = {s: statuses.count(s) for s in ("ok", "improved", "DROPPED", "error")}
     summary = ", ".join(f"{n} {s.lower()}" for s, n in counts.items() if n)
     click.echo(f"checked {len(results)} scores against {baseline_path} (tolerance {limit:g}): {summary}")

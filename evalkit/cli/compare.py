@@ -5,11 +5,16 @@ import click
 
 from evalkit.cli.common import (
     ALPHA_OPTION,
+    BINARY_OPTION,
+    BOOTSTRAP_OPTION,
     CORRECTION_OPTION,
     FINITE,
     FORCE_OPTION,
+    PERMUTATIONS_OPTION,
     SEED_OPTION,
     ZERO_METHOD_OPTION,
+    all_pairs_option,
+    echo_result,
     print_notes,
     scoring_options,
 )
@@ -19,12 +24,14 @@ from evalkit.cli.common import (
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--baseline", "-b", default=None, help="The run the others are compared with (file, name or position; default: the first).")
-@click.option("--metric", "-m", default=None, help="Per-query metric to compare (default: the task's official metric).")
-@click.option("--binary", default="success@1", show_default=True, help="Binary per-query outcome for McNemar (success@k: a relevant document in the top k).")
+@click.option("--metric", "--metrics", "-m", "metric", default=None,
+              help="Per-query metric to compare (default: the task's official metric; --metrics works too).")
+@BINARY_OPTION
 @scoring_options(without=("metrics",))
+@all_pairs_option("auto")
 @ZERO_METHOD_OPTION
-@click.option("--permutations", type=int, default=10_000, show_default=True, help="Random sign flips of the randomization test.")
-@click.option("--bootstrap", "bootstrap_resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples for the CI.")
+@PERMUTATIONS_OPTION
+@BOOTSTRAP_OPTION
 @click.option("--ci-method", type=click.Choice(["percentile", "basic", "bca"]), default="percentile", show_default=True, help="Bootstrap CI method.")
 @click.option("--confidence", type=FINITE, default=0.95, show_default=True, help="Confidence level of the bootstrap CI.")
 @SEED_OPTION
@@ -34,7 +41,7 @@ from evalkit.cli.common import (
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result here instead of stdout.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values and differences (TSV) here.")
 @FORCE_OPTION
-def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutations, bootstrap_resamples, ci_method,
+def compare(gold, runs, baseline, metric, binary, scoring, all_pairs, zero_method, permutations, bootstrap_resamples, ci_method,
             confidence, seed, correction, alpha, output, out_path, per_query, force):
     """Compare RUNs against a baseline, query by query, on GOLD.
 
@@ -44,28 +51,34 @@ def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutat
     (default Success@1: a relevant document at rank 1). With more than one
     comparison the p-values are corrected (Holm by default); raw and
     adjusted p-values are shown. All tests are two-sided and seeded.
+
+    With three or more runs every pair is also compared (--all-pairs;
+    randomised Tukey HSD by default): each pair's difference, interval, raw
+    and adjusted p-value and ES_E, each run's rank interval, bootstrap rank
+    interval and letters, the runs tied with #1, and the two-way ANOVA.
     """
     from evalkit.api import compare as compare_runs
     from evalkit.manifest import write_sidecar
     from evalkit.report import compare_output
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     sidecar = sidecar_of(out_path) if out_path and output == "table" else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])
     compared = compare_runs(
         gold, *runs, metric=metric, baseline=baseline, binary=binary, zero_method=zero_method, permutations=permutations,
         bootstrap=bootstrap_resamples, ci_method=ci_method, confidence=confidence, seed=seed, correction=correction, alpha=alpha,
-        scoring=scoring, progress=True,
+        all_pairs=all_pairs, scoring=scoring, progress=True,
     )
     print_notes(compared.notes)
     result, values, binary_values, base = compared.comparison, compared.values, compared.binary_values, compared.baseline
     policy, manifest, task_name = compared.policy, compared.manifest, compared.task
+    every_pair = compared.all_pairs
     if output == "json":
-        text = compare_output.as_json(result, task_name, policy, manifest)
+        text = compare_output.as_json(result, task_name, policy, manifest, every_pair)
     elif output == "markdown":
-        text = compare_output.as_markdown(result, task_name, policy, manifest)
+        text = compare_output.as_markdown(result, task_name, policy, manifest, every_pair)
     else:
-        text = compare_output.as_table(result, task_name, policy)
+        text = compare_output.as_table(result, task_name, policy, every_pair)
     if per_query:
         atomic_write(per_query, compare_output.per_query_tsv(values, binary_values, base), force=force)
         write_sidecar(per_query, manifest)
@@ -75,4 +88,4 @@ def compare(gold, runs, baseline, metric, binary, scoring, zero_method, permutat
             write_sidecar(out_path, manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
-        click.echo(text)
+        echo_result(text)

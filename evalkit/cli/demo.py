@@ -5,9 +5,19 @@ invented paper records and 20 tweets with their gold paper, written for this
 demo), it runs BM25 with two analyzers, writes the stem run's official
 submission, validates it, scores it and writes a Markdown report comparing the
 two runs, printing where each file went.
+
+The demo is re-runnable: ``OUT-DIR/demo.manifest.json`` records the sha256 of
+every file it wrote, and a later demo replaces those files when they are
+unchanged. Any other existing file (one the demo did not write, or one edited
+since) is refused without ``--force``. Its outputs are committed in two
+steps: the runs and the submission (which the demo then validates and scores
+as files), then the scores and the report; the record follows each step.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from pathlib import Path
 
 import click
@@ -15,6 +25,7 @@ import click
 from evalkit.cli.common import FORCE_OPTION
 
 TASK = "checkthat2025-4b"
+RECORD = "demo.manifest.json"
 
 
 def example_files() -> tuple[Path, Path]:
@@ -23,6 +34,40 @@ def example_files() -> tuple[Path, Path]:
 
     folder = systems_folder("examples")
     return folder / "collection.jsonl", folder / "tweets.tsv"
+
+
+def own_outputs(folder: Path, outputs: list[Path]) -> dict[str, str] | None:
+    """The previous demo's record (file name -> sha256) when every existing output is a file it wrote, unchanged since; else None."""
+    from evalkit.errors import EvalkitError, UsageError
+    from evalkit.textio import parse_json, read_input_bytes
+
+    existing = [Path(p) for p in outputs if os.path.lexists(p)]
+    record_path = folder / RECORD
+    if not existing or not record_path.is_file() or record_path.is_symlink():
+        return None
+    try:
+        record = parse_json(read_input_bytes(record_path, 1 << 20), str(record_path))
+    except EvalkitError:  # an unreadable record: nothing is recognised
+        return None
+    recorded = record.get("outputs") if isinstance(record, dict) and record.get("evalkit_demo") == 1 else None
+    if not isinstance(recorded, dict):
+        return None
+    for path in existing:
+        if path == record_path:
+            continue
+        if path.is_symlink() or not path.is_file() or recorded.get(path.name) != hashlib.sha256(path.read_bytes()).hexdigest():
+            raise UsageError(f"{path}: exists and is not the previous demo's output (changed since, or not written by it); "
+                             "pass --force to overwrite")
+    return {str(k): str(v) for k, v in recorded.items()}
+
+
+def _record(folder: Path, written, recorded: dict[str, str], force: bool) -> dict[str, str]:
+    """Stage RECORD: the earlier entries updated with the sha256 of every file staged so far."""
+    from evalkit.outputs import atomic_write
+
+    outputs = {**recorded, **{Path(path).name: digest for path, digest in written.digests().items() if Path(path).name != RECORD}}
+    atomic_write(folder / RECORD, json.dumps({"evalkit_demo": 1, "outputs": outputs}, indent=1) + "\n", force=force)
+    return outputs
 
 
 @click.command()
@@ -37,7 +82,7 @@ def demo(out_dir, force):
     from evalkit.pipelines.run import run_pipeline
     from evalkit.report.writer import report_figures, write_report
     from evalkit.tasks.submissions import validate, write_submission
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of, transaction
 
     collection, tweets = example_files()
     if not collection.exists() or not tweets.exists():
@@ -45,9 +90,12 @@ def demo(out_dir, force):
     folder = Path(out_dir)
     stem_path, plain_path = folder / "bm25-stem.trec", folder / "bm25-whitespace.trec"
     submission, scores, report_md = folder / "submission.zip", folder / "scores.json", folder / "report.md"
+    outputs = [stem_path, sidecar_of(stem_path), plain_path, sidecar_of(plain_path), submission, sidecar_of(submission), scores,
+               report_md, *report_figures(report_md), folder / RECORD]
     folder.mkdir(parents=True, exist_ok=True)
-    check_outputs([stem_path, sidecar_of(stem_path), plain_path, sidecar_of(plain_path), submission, sidecar_of(submission), scores,
-                   report_md, *report_figures(report_md)], force)
+    recorded = None if force else own_outputs(folder, outputs)
+    force = force or recorded is not None  # a previous demo's files, unchanged, are replaced
+    check_outputs(outputs, force)
     gold = read_qrels(tweets)
 
     def progress(message: str) -> None:
@@ -60,6 +108,9 @@ def demo(out_dir, force):
     click.echo(f"2. BM25 (whitespace analyzer), the baseline -> {plain_path}", err=True)
     plain = run_pipeline("bm25", collection, tweets, set_options=["analyzer=whitespace"], k=100, gold=gold, progress=progress)
     plain.save(plain_path, force=force, command="demo")
+    with transaction() as written:
+        recorded = _record(folder, written, recorded or {}, force)
+        written.commit()  # the runs and the submission: validated and scored below as files
     click.echo(f"3. validate {submission}", err=True)
     checked = validate(submission, TASK, gold=[tweets], collection_ids=[collection])
     for line in checked.lines():
@@ -73,4 +124,6 @@ def demo(out_dir, force):
     click.echo(render.RENDERERS["table"](scored.task_score))
     click.echo(f"5. report: whitespace vs stem -> {report_md}", err=True)
     write_report(gold, plain.run.with_name(plain_path.stem), stem.run.with_name(stem_path.stem), out=report_md, force=force)
+    with transaction() as written:
+        _record(folder, written, recorded, force)
     click.echo(f"done: run {stem_path}, submission {submission}, scores {scores}, report {report_md} (figures beside it)", err=True)

@@ -5,6 +5,7 @@ import click
 
 from evalkit.cli.common import (
     ALLOW_PARTIAL_OPTION,
+    DEPTH,
     FINITE,
     FORCE_OPTION,
     RUN_FORMAT_OPTION,
@@ -59,10 +60,10 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, float]:
 @click.option("--rrf-k", "rrf_k", type=FINITE, default=None, help="RRF constant k in 1/(k + rank) (default 60).")
 @click.option("--alpha", type=FINITE, default=None, help="alpha fusion: weight of the first (cross-encoder) run; the second is the LLM ranking (default 0.4).")
 @click.option("--param", "params", multiple=True, help="Other method parameters as name=value (gamma, sigma, phi); repeatable.")
-@click.option("--depth", type=int, default=None, help="Use only the first N documents of each run.")
+@click.option("--depth", type=DEPTH, default=None, help="Use only the first N documents of each run.")
 @click.option("--optimize-on", "optimize_on", default=None, type=click.Path(dir_okay=False),
               help="Dev gold to choose the weights / parameters on (ranx optimize_fusion); prints the choice.")
-@click.option("--metric", default=None, help="Metric to optimise (default: the gold task's official metric, e.g. mrr@5).")
+@click.option("--metric", "--metrics", "metric", default=None, help="Metric to optimise (default: the gold task's official metric, e.g. mrr@5).")
 @click.option("--step", type=FINITE, default=0.1, show_default=True, help="Grid step of the weight search.")
 @click.option("--tag", default=None, help="Run tag written in the last TREC column (default: the method).")
 @RUN_FORMAT_OPTION
@@ -79,7 +80,7 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
     from evalkit.formats.trec_run import format_trec_run
     from evalkit.fusion.api import fuse_runs, plain
     from evalkit.manifest import write_sidecar
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     check_outputs([out_path, sidecar_of(out_path)], force, inputs=[*runs, optimize_on])
     result = fuse_runs(

@@ -1,14 +1,18 @@
-"""``evalkit leaderboard DIR --gold GOLD``: rank every run file in a folder, test adjacent ranks."""
+"""``evalkit leaderboard DIR --gold GOLD``: rank every run file in a folder, compare every pair, test adjacent ranks."""
 from __future__ import annotations
 
 import click
 
 from evalkit.cli.common import (
     ALPHA_OPTION,
+    BINARY_OPTION,
+    BOOTSTRAP_OPTION,
     CORRECTION_OPTION,
     FORCE_OPTION,
+    PERMUTATIONS_OPTION,
     SEED_OPTION,
     ZERO_METHOD_OPTION,
+    all_pairs_option,
     scoring_options,
 )
 from evalkit.cli.html_output import page_options
@@ -20,53 +24,70 @@ from evalkit.cli.html_output import page_options
 @scoring_options(without=("run_format",))
 @click.option("--glob", "patterns", multiple=True, default=("*",), show_default=True, help="File-name pattern(s) to rank, e.g. '*_test*'.")
 @click.option("--recursive/--no-recursive", default=True, show_default=True, help="Also rank files in sub-folders.")
+@all_pairs_option("randomised-tukey")
 @click.option("--test", "test_name", type=click.Choice(["wilcoxon", "ttest", "randomization"]), default="wilcoxon", show_default=True,
               help="Paired test between adjacent ranks (on the per-query official metric).")
 @ZERO_METHOD_OPTION
 @CORRECTION_OPTION
 @ALPHA_OPTION
+@PERMUTATIONS_OPTION
+@BOOTSTRAP_OPTION
 @SEED_OPTION
+@BINARY_OPTION
 @click.option("--output", "-o", type=click.Choice(["table", "markdown", "json"]), default=None,
               help="Output format (default: table; markdown / json when --out ends in .md / .json).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the leaderboard here, e.g. reports/leaderboard.md.")
 @FORCE_OPTION
 @click.option("--baseline", "-b", default=None, help="Run the page marks significance against (file, name or rank; default: the first rank).")
 @page_options
-def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_method, correction, alpha, seed, output, out_path,
-                force, baseline, html_path, json_path, queries_path, corpus_path, trust_pickle, top_docs):
+def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name, zero_method, correction, alpha, permutations,
+                bootstrap_resamples, seed, binary, output, out_path, force, baseline, html_path, json_path, queries_path, corpus_path,
+                trust_pickle, top_docs):
     """Rank every run or submission file in FOLDER (zips included) against GOLD.
 
-    Official score first, then the task's other metrics; for each pair of
-    adjacent ranks, whether the difference is significant (Wilcoxon on the
-    per-query official metric, Holm-corrected over the adjacent pairs).
-    Unreadable files and runs for another split are listed apart with the
-    reason; they never stop the ranking.
+    Official score first, then the task's other metrics. Every pair of runs
+    is compared on the per-query official metric (--all-pairs: randomised
+    Tukey HSD by default, seeded), which gives each run a rank interval (the
+    ranks it may really hold, e.g. 1-3), a bootstrap rank interval, letters
+    (runs sharing one are not significantly different) and says which runs
+    are tied with #1. Each pair of adjacent ranks is also tested (Wilcoxon,
+    corrected over the adjacent pairs). Unreadable files and runs for another
+    split are listed apart with the reason; they never stop the ranking.
 
     --html writes a self-contained HTML page (leaderboard sortable by any
     column with marks against --baseline, tied groups, the files set apart,
     and a per-query explorer with figures); --json writes its data.
     """
+    from evalkit.allpairs import AllPairsOptions
     from evalkit.cli.html_output import page_targets, read_texts
     from evalkit.comparison import CompareOptions
-    from evalkit.leaderboard import build_leaderboard
+    from evalkit.leaderboard import build_leaderboard, collect_files
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
     from evalkit.report.leaderboard_judged import judged_columns
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     if output is None:
         lowered = (out_path or "").lower()
         output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
     pages = page_targets(html_path, json_path)
     if out_path or pages:
+        ranked, _ = collect_files(folder, patterns, recursive, gold)  # the files ranked are inputs too
         check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages], force,
-                      inputs=[gold, queries_path, corpus_path])
+                      inputs=[gold, queries_path, corpus_path, *ranked])
+    options = CompareOptions(zero_method=zero_method, permutations=permutations, bootstrap=bootstrap_resamples, seed=seed,
+                             correction=correction, alpha=alpha)
+    pairs = None if all_pairs == "none" else AllPairsOptions(all_pairs, correction, alpha, permutations, bootstrap_resamples, seed, zero_method)
+    options.check()
+    if pairs is not None:
+        pairs.check()
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
-    options = CompareOptions(zero_method=zero_method, seed=seed, correction=correction, alpha=alpha)
     board = build_leaderboard(
-        folder, gold, scoring=scoring, patterns=patterns, recursive=recursive, test=test_name, options=options,
+        folder, gold, scoring=scoring, patterns=patterns, recursive=recursive, test=test_name, options=options, pairs=pairs,
+        binary=binary,
     )
     policy = board.entries[0].scored.score.policy_lines()[:1] if board.entries else []
+    policy += [board.task_note] if board.task_note else []
     if board.entries:
         from evalkit.evaluation import MISSING_POLICIES
 
@@ -79,11 +100,13 @@ def leaderboard(folder, gold, scoring, patterns, recursive, test_name, zero_meth
         board.task or None, inputs,
         {
             "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
-            "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha,
+            "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha, "all_pairs": all_pairs,
+            "permutations": permutations, "bootstrap": bootstrap_resamples,
+            **({"binary": binary} if all_pairs == "mcnemar" else {}),
             **scoring.manifest(policy_name if board.entries else None), "not_ranked": [r.path for r in board.rejected],
             "judged_k": top_docs, **({"baseline": baseline, "top_docs": top_docs} if pages else {}),
         },
-        seed=seed if test_name == "randomization" else None,
+        seed=seed if test_name == "randomization" or pairs is not None else None,
         command="leaderboard",
     )
     judged = judged_columns(board, board.qrels, top_docs) if board.entries else None

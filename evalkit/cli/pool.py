@@ -48,7 +48,7 @@ def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, q
     from evalkit.judging import pool_summary
     from evalkit.judging.api import pool as make_pool
     from evalkit.judging.sheet import formula_like_ids
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     if summary_path and not summary_path.lower().endswith((".md", ".json")):
         raise UsageError(f"--summary {summary_path}: name it NAME.md (Markdown) or NAME.json")

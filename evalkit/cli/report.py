@@ -33,7 +33,7 @@ from evalkit.cli.common import (
 @ALPHA_OPTION
 @SEED_OPTION
 @click.option("--title", default=None, help="Report title.")
-@scoring_options()
+@scoring_options(own_metric=True)
 @FORCE_OPTION
 @page_options
 def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, test_name, zero_method, permutations,
@@ -57,7 +57,7 @@ def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, te
     from evalkit.errors import UsageError
     from evalkit.manifest import input_entry
     from evalkit.report.writer import prepare_report, report_figures, save_markdown
-    from evalkit.textio import atomic_write, check_outputs
+    from evalkit.outputs import atomic_write, check_outputs
 
     pages = page_targets(html_path, json_path)
     if not out_path and not pages:

@@ -32,7 +32,7 @@ def reuse(gold, runs, depth, group_by, group_on, metric, scoring, output, out_pa
     """
     from evalkit.judging.api import reuse as reuse_test
     from evalkit.judging.reuse_output import as_json, as_markdown, as_table, figure_path, output_of, write_reuse
-    from evalkit.textio import check_outputs, sidecar_of
+    from evalkit.outputs import check_outputs, sidecar_of
 
     kind = output_of(out_path, output)
     if out_path:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION
+from evalkit.cli.common import FORCE_OPTION, SEED, FiniteFloat
 
 CORPUS_OPTIONS = [
     click.option("--corpus", required=True, type=click.Path(dir_okay=False),
@@ -24,7 +24,9 @@ def corpus_options(func):
 
 
 def _echo(message: str) -> None:
-    click.echo(f"[evalkit] {message}", err=True)
+    from evalkit.safetext import visible
+
+    click.echo(f"[evalkit] {visible(message)}", err=True)
 
 
 @click.command("run")
@@ -39,7 +41,9 @@ def _echo(message: str) -> None:
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The TREC run to write (OUT.manifest.json beside it).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option (STAGE.KEY=VALUE with a config file).")
 @click.option("--k", type=int, default=None, help="Documents per query of retriever stages (default 1000).")
-@click.option("--seed", type=int, default=None, help="Seed (default: the config's, 42).")
+@click.option("--depth", type=click.IntRange(1, 10_000_000), default=None,
+              help="Documents per query a reranker re-scores or a labeler labels (every such stage; default: the stage's, else 100 / 10).")
+@click.option("--seed", type=SEED, default=None, help="Seed, 0 to 2**32-1 (default: the config's, 42).")
 @click.option("--gold", type=click.Path(dir_okay=False), default=None, help="Run only the queries this gold judges, then score the result.")
 @click.option("--submit", "submit_task", default=None, metavar="TASK", help="Also write the official submission of TASK (validated).")
 @click.option("--submission", "submission_path", default=None, type=click.Path(dir_okay=False), help="Submission file (default submissions/OUT-STEM.zip).")
@@ -49,12 +53,12 @@ def _echo(message: str) -> None:
 @click.option("--ray-address", default=None, help="Ray cluster to join (auto: the one started with `ray start --head`); default: a local Ray instance.")
 @click.option("--ray-actors", type=click.IntRange(min=1), default=None, help="Actors (one loaded model each) per stage (default 2).")
 @click.option("--ray-chunk-batches", type=click.IntRange(min=1), default=None, help="Model batches per Ray work unit (default 8).")
-@click.option("--ray-num-cpus", type=click.FloatRange(min=0), default=None, help="CPUs per actor (default 1).")
-@click.option("--ray-num-gpus", type=click.FloatRange(min=0), default=None, help="GPUs per actor (default 0).")
+@click.option("--ray-num-cpus", type=FiniteFloat(minimum=0), default=None, help="CPUs per actor (default 1).")
+@click.option("--ray-num-gpus", type=FiniteFloat(minimum=0), default=None, help="GPUs per actor (default 0).")
 @FORCE_OPTION
 def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pickle, queries, input_run, input_format, train_queries,
                 train_qrels, out_path,
-                set_pairs, k, seed, gold, submit_task, submission_path, report_path, engine_name, ray_address, ray_actors,
+                set_pairs, k, depth, seed, gold, submit_task, submission_path, report_path, engine_name, ray_address, ray_actors,
                 ray_chunk_batches, ray_num_cpus, ray_num_gpus, force):
     """Run CONFIG (a TOML pipeline, a shipped config, or a system name) on a corpus and queries.
 
@@ -67,13 +71,13 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.run import check_training_pair, load_pipeline, run_pipeline
     from evalkit.report.writer import report_figures
-    from evalkit.textio import check_outputs, sidecar_of
+    from evalkit.outputs import check_outputs, sidecar_of
 
     check_training_pair(train_queries, train_qrels)
     if report_path and not gold:
         raise UsageError("--report needs --gold")
     # unknown systems, options and unreadable run files fail here, before the corpus is read
-    pipeline = load_pipeline(config, set_options=set_pairs, k=k, seed=seed, input_run=input_run, input_format=input_format)
+    pipeline = load_pipeline(config, set_options=set_pairs, k=k, depth=depth, seed=seed, input_run=input_run, input_format=input_format)
     pipeline_config = pipeline.config
     engine_options = {"address": ray_address, "concurrency": ray_actors, "chunk_batches": ray_chunk_batches, "num_cpus": ray_num_cpus,
                       "num_gpus": ray_num_gpus}
@@ -92,7 +96,8 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     check_outputs(
         [*(report_figures(report_path) if report_path else []), out, sidecar_of(out), out.with_name(out.name + ".labels.tsv"), *stage_paths.values(),
          submission_target, submission_target and sidecar_of(submission_target), report_path],
-        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run],
+        force, inputs=[corpus, queries, gold, train_queries, train_qrels, input_run, pipeline_config.path,
+                       *(spec.run for spec in pipeline_config.stages if spec.run)],
     )
     the_gold = None
     if gold:
@@ -124,7 +129,7 @@ def _write_stage(run, name: str, path: Path, force: bool):
 
     from evalkit.data import Source
     from evalkit.formats.trec_run import format_trec_run
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write
 
     text = format_trec_run(run, tag=run.name)
     atomic_write(path, text, force=force)
@@ -153,7 +158,7 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, f
 @click.option("--train-qrels", required=True, type=click.Path(dir_okay=False), help="Training qrels (TREC or BEIR).")
 @click.option("--first-stage", type=click.Path(dir_okay=False), default=None, help="A run on the training queries (negatives for rerankers).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="System option.")
-@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of the training run, 0 to 2**32-1.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to save the fitted system in.")
 @FORCE_OPTION
 def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, train_queries, train_qrels, first_stage, set_pairs, seed, out_dir, force):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION, scoring_options, warn
+from evalkit.cli.common import FORCE_OPTION, echo_result, scoring_options, warn
 
 
 @click.command()
@@ -28,7 +28,7 @@ def score(run, gold, scoring, output, out_path, per_query, force):
     from evalkit import render
     from evalkit.api import score as score_run
     from evalkit.manifest import write_sidecar
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     sidecar = sidecar_of(out_path) if out_path and output not in ("json", "markdown") else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
@@ -57,4 +57,4 @@ def score(run, gold, scoring, output, out_path, per_query, force):
             write_sidecar(out_path, manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
-        click.echo(text)
+        echo_result(text)

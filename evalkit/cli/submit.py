@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import COLUMN_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, warn
+from evalkit.cli.common import COLUMN_OPTION, DEPTH, FORCE_OPTION, RUN_FORMAT_OPTION, warn
 
 
 @click.command()
@@ -14,7 +14,7 @@ from evalkit.cli.common import COLUMN_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, w
               help="Output: NAME.zip (the upload; official file inside, no folder) or a plain .tsv/.csv.")
 @click.option("--queries", default=None, type=click.Path(dir_okay=False),
               help="Query or gold file of the split: exactly these queries are written, in its order.")
-@click.option("--depth", type=int, default=None, help="Ids per query (default: the task's, 4b 5, ClimateCheck 10).")
+@click.option("--depth", type=DEPTH, default=None, help="Ids per query (default: the task's, 4b 5, ClimateCheck 10).")
 @click.option("--dedupe", is_flag=True, help="Drop repeated ids of a query (first position kept) before cutting to the depth.")
 @RUN_FORMAT_OPTION
 @COLUMN_OPTION
@@ -29,11 +29,11 @@ def submit(run, task, out_path, queries, depth, dedupe, run_format, column, forc
     from evalkit.formats import read_run
     from evalkit.tasks import get_task
     from evalkit.tasks.submissions import format_for_task, write_submission
-    from evalkit.textio import check_writable
+    from evalkit.outputs import check_outputs, sidecar_of
 
     the_task = get_task(task)
     format_for_task(the_task)
-    check_writable(out_path, force)
+    check_outputs([out_path, sidecar_of(out_path)], force, inputs=[run, queries])
     the_run = read_run(run, run_format, column=column)
     for message in the_run.warnings:
         warn(message)

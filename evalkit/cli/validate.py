@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import TASK_OPTION
+from evalkit.cli.common import DEPTH, TASK_OPTION
 
 REFERENCE_HELP = "repeat it to give several splits (the split is then guessed from the query ids)"
 
@@ -25,7 +25,7 @@ REFERENCE_HELP = "repeat it to give several splits (the split is then guessed fr
     type=click.Path(dir_okay=False),
     help="Known document ids: gold files (4b: train + dev give the 7,718 collection ids), a corpus JSONL, a table or one id per line; repeatable.",
 )
-@click.option("--depth", type=int, default=None, help="Ids per query the submission must have (default: the task's, 4b 5, ClimateCheck 10).")
+@click.option("--depth", type=DEPTH, default=None, help="Ids per query the submission must have (default: the task's, 4b 5, ClimateCheck 10).")
 @click.option("--limit", type=int, default=20, show_default=True, help="Show at most this many problems of each kind (0: all); counts stay exact.")
 def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     """Check FILE as an official submission for --task and report ALL problems.
@@ -33,11 +33,12 @@ def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     Each problem is printed as FILE:LINE: problem, then a one-line verdict.
     Exit code 0 when valid, 1 when not, 2 when FILE cannot be read.
     """
+    from evalkit.safetext import visible
     from evalkit.tasks.submissions import validate as check_submission
 
     checked = check_submission(file, task, gold=gold, queries=queries, split=split, collection_ids=collection_ids, depth=depth)
     for line in checked.lines(limit if limit > 0 else None):
-        click.echo(line)
-    click.echo(checked.verdict())
+        click.echo(visible(line))  # a problem quotes ids: escapes and newlines in them are shown, never sent
+    click.echo(visible(checked.verdict()))
     if not checked.valid:
         raise click.exceptions.Exit(1)

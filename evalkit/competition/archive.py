@@ -18,7 +18,7 @@ from pathlib import Path
 
 from evalkit.competition.codabench import extracted_name
 from evalkit.errors import InputError
-from evalkit.textio import CHUNK, max_input_bytes, read_input_bytes
+from evalkit.textio import CHUNK, max_input_bytes, read_input_bytes, read_zip_member
 
 MAX_MEMBERS = 10_000  # members of one archive (a zip of a million empty files is refused before any work)
 
@@ -74,31 +74,13 @@ class Archive:
         return {name[len(prefix):]: info for name, info in self.files.items() if name.startswith(prefix)}
 
     def read(self, name: str, limit: int | None = None) -> bytes:
-        return read_member(self.zip, self.files[name], f"{self.label}: {name}", limit)
+        return read_zip_member(self.zip, self.files[name], self.label, limit, advice="a zip bomb?")
 
     def is_symlink(self, name: str) -> bool:
         return stat.S_ISLNK(self.files[name].external_attr >> 16)
 
     def close(self) -> None:
         self.zip.close()
-
-
-def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limit: int | None = None) -> bytes:
-    """One member, read in chunks and refused beyond ``limit`` (default: evalkit's input limit)."""
-    limit = max_input_bytes() if limit is None else limit
-    out = bytearray()
-    try:
-        with archive.open(info) as handle:
-            while True:
-                piece = handle.read(CHUNK)
-                if not piece:
-                    break
-                out += piece
-                if len(out) > limit:
-                    raise InputError(label, f"expands beyond {limit:,} bytes (a zip bomb?)")
-    except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError, ValueError) as exc:
-        raise InputError(label, f"cannot be read from the zip ({exc})") from None
-    return bytes(out)
 
 
 def extract(archive: Archive, target: str | os.PathLike, limit: int | None = None) -> list[str]:

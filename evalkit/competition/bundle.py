@@ -223,7 +223,7 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
     from evalkit.competition.lint import lint_bundle
     from evalkit.manifest import build_manifest, write_sidecar
     from evalkit.tasks import get_task
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     target = Path(out)
     if target.suffix.lower() != ".zip":

@@ -164,7 +164,8 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     from evalkit.competition.results_page import full_page, summary_page
     from evalkit.inputs import as_qrels, as_run
     from evalkit.options import ScoringOptions
-    from evalkit.textio import MAX_INPUT_ENV, atomic_write
+    from evalkit.outputs import atomic_write
+    from evalkit.textio import MAX_INPUT_ENV
 
     try:
         config = read_json(program / PROGRAM_CONFIG, "the scoring program's configuration")

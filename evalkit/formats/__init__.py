@@ -11,12 +11,13 @@ are read through :func:`evalkit.formats.collections.read_corpus` /
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from evalkit.columns import KNOWN_HEADER
-from evalkit.errors import InputError, UsageError
+from evalkit.errors import InputError, UsageError, shown
 from evalkit.textio import LoadedFile, load
 
 
@@ -36,6 +37,11 @@ class Sample:
         return next(csv.reader([self.first], delimiter=delimiter), [])
 
     @property
+    def fields(self) -> list[str]:
+        """The first line split as the whitespace readers split it (ASCII blanks only, as C's isspace)."""
+        return [f.decode("utf-8", errors="replace") for f in self.first.encode("utf-8", errors="replace").split()]
+
+    @property
     def delimiter(self) -> str:
         """Tab when the first line has a tab, else comma."""
         return "\t" if "\t" in self.first else ","
@@ -51,6 +57,9 @@ class Format:
     description: str
     sniff: Callable[..., bool]  # a Sample for runs and gold files, a collections.Probe for collections
     read: Callable[..., object]
+    # headed tables: the same reading from rows already split, ``(header, records, label, **options)`` with
+    # records ``(line, fields)`` as :func:`~evalkit.formats.tables.read_delimited` yields (a DataFrame's rows)
+    read_rows: Callable[..., object] | None = None
 
 
 _REGISTRY: dict[str, Format] = {}
@@ -67,14 +76,25 @@ def formats(kind: str | None = None) -> list[Format]:
     return [f for f in _REGISTRY.values() if kind is None or f.kind == kind]
 
 
+# the start of a data line: a line whose first non-blank byte is not '#' (linear: one way to read each line's blanks)
+_DATA_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*[^ \t\r\n\x0b\x0c#]", re.MULTILINE)
+
+
 def sample_of(loaded: LoadedFile, n: int = 6) -> Sample:
-    """The first ``n`` lines that are neither blank nor comments (first non-blank character ``#``)."""
-    lines = []
-    for line in loaded.data[: 1 << 16].decode("utf-8", errors="replace").split("\n"):
-        if line.strip() and not line.lstrip().startswith("#"):
-            lines.append(line)
-        if len(lines) >= n:
+    """The first ``n`` lines that are neither blank nor comments (first non-blank character ``#``), whole.
+
+    The lines the readers read, as they read them (however long, wherever they start): a file is recognised
+    by the same lines and the same fields that its reader then reads, never by a cut window of bytes.
+    """
+    data, lines, position = loaded.data, [], 0
+    while len(lines) < n:
+        found = _DATA_LINE.search(data, position)
+        if found is None:
             break
+        end = data.find(b"\n", found.start())
+        end = len(data) if end < 0 else end
+        lines.append(data[found.start():end].decode("utf-8", errors="replace"))
+        position = end + 1
     return Sample(lines)
 
 
@@ -102,7 +122,7 @@ def detect(loaded: LoadedFile, kind: str, option: str = "--format") -> Format:
             raise InputError(loaded.label, f"looks like {what} ({fmt.name}), not a {'run' if kind == 'run' else 'gold file'}")
     first = sample.first
     if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_HEADER):
-        raise InputError(loaded.label, f"header {first.strip()!r} is not tab- or comma-separated", 1)
+        raise InputError(loaded.label, f"header {shown(first.strip())} is not tab- or comma-separated", 1)
     names = ", ".join(f.name for f in formats(kind))
     raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with {option})", 1)
 

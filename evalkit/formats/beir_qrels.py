@@ -1,6 +1,8 @@
 """BEIR qrels: a headed TSV ``query-id<TAB>corpus-id<TAB>score``."""
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import BEIR_DOC_ID, BEIR_GRADE, BEIR_QUERY_ID
 from evalkit.data import Qrels
 from evalkit.formats import Format, Sample, register
@@ -16,8 +18,10 @@ def sniff(sample: Sample) -> bool:
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Qrels:
     qcol = find_column(header, BEIR_QUERY_ID, label, "query id")
     dcol = find_column(header, BEIR_DOC_ID, label, "document id")
     gcol = find_column(header, BEIR_GRADE, label, "grade")
@@ -32,4 +36,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return qrels
 
 
-FORMAT = register(Format("beir-qrels", "qrels", "BEIR qrels TSV with header query-id, corpus-id, score", sniff, read))
+FORMAT = register(Format("beir-qrels", "qrels", "BEIR qrels TSV with header query-id, corpus-id, score", sniff, read, read_rows))

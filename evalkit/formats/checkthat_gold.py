@@ -5,9 +5,11 @@ Tweets may hold quoted newlines. A post_id listed twice is an error.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import CHECKTHAT_TWEET_TEXT
 from evalkit.data import Qrels
-from evalkit.errors import InputError
+from evalkit.errors import InputError, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import header_delimiter, find_column, read_delimited
 from evalkit.textio import LoadedFile
@@ -19,8 +21,10 @@ def sniff(sample: Sample) -> bool:
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Qrels:
     id_col = find_column(header, ("post_id",), label, "query id")
     doc_col = find_column(header, ("cord_uid",), label, "gold document")
     text_col = next((i for i, h in enumerate(header) if h.lower() in CHECKTHAT_TWEET_TEXT), None)
@@ -30,7 +34,7 @@ def read(loaded: LoadedFile, **_) -> Qrels:
         if not query or not doc:
             raise InputError(label, "empty post_id or cord_uid", line)
         if query in first_line:
-            raise InputError(label, f"post_id {query!r} appears twice (first on line {first_line[query]})", line)
+            raise InputError(label, f"post_id {shown(query)} appears twice (first on line {first_line[query]})", line)
         first_line[query] = line
         qids.append(query)
         docs.append(doc)
@@ -39,4 +43,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return Qrels.from_rows(qids, docs, [1.0] * len(qids), texts=texts or None)
 
 
-FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read))
+FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read, read_rows))

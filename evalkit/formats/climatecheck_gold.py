@@ -7,9 +7,11 @@ Supports and Refutes are relevant (grade 1), NEI is judged non-relevant
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_CLAIM_TEXT
 from evalkit.data import Qrels
-from evalkit.errors import InputError
+from evalkit.errors import InputError, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import find_column, header_delimiter, read_delimited
 from evalkit.formats.trec_qrels import check_unique_pairs
@@ -23,8 +25,10 @@ def sniff(sample: Sample) -> bool:
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Qrels:
     ccol = find_column(header, ("claim_id",), label, "claim id")
     acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
     lcol = find_column(header, ("annotation",), label, "annotation")
@@ -39,7 +43,7 @@ def read(loaded: LoadedFile, **_) -> Qrels:
             raise InputError(label, "empty claim_id or abstract id", line)
         canonical = normalize_label(fields[lcol])
         if canonical is None:
-            raise InputError(label, f"annotation {fields[lcol]!r} is not one of {', '.join(LABELS)}", line)
+            raise InputError(label, f"annotation {shown(fields[lcol])} is not one of {', '.join(LABELS)}", line)
         claims.append(claim)
         abstracts.append(abstract)
         labels.append(canonical)
@@ -54,4 +58,4 @@ def read(loaded: LoadedFile, **_) -> Qrels:
     return qrels
 
 
-FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read))
+FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read, read_rows))

@@ -11,8 +11,11 @@ scorer cannot read are refused: no claim_id / abstract_id / rank column.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_LABEL
 from evalkit.data import Run
+from evalkit.errors import listed, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import find_column, header_delimiter, read_delimited
 from evalkit.labels import LABELS, normalize_label
@@ -27,14 +30,14 @@ def sniff(sample: Sample) -> bool:
 
 
 def _first(found: dict[str, int], what: str, limit: int = 3) -> str:
-    shown = ", ".join(f"{k!r} (line {v})" for k, v in list(found.items())[:limit])
-    more = f" and {len(found) - limit} more" if len(found) > limit else ""
-    return f"{len(found)} {what}: {shown}{more}"
+    return f"{len(found)} {what}: {listed(found.items(), limit, lambda item: f'{shown(item[0])} (line {item[1]})', len(found))}"
 
 
 def read(loaded: LoadedFile, **_) -> Run:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Run:
     ccol = find_column(header, ("claim_id",), label, "claim id")
     acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
     rcol = find_column(header, ("rank",), label, "rank")
@@ -83,7 +86,7 @@ def read(loaded: LoadedFile, **_) -> Run:
     if disagreeing:
         claim, line = next(iter(disagreeing.items()))
         warnings.append(
-            f"{label}: the rank column disagrees with row order for {len(disagreeing)} claims (first: {claim!r}, line {line}); "
+            f"{label}: the rank column disagrees with row order for {len(disagreeing)} claims (first: {shown(claim)}, line {line}); "
             "the official Recall@k reads row order and the official Bpref sorts by the rank column; evalkit's own metrics read row order"
         )
     if odd_ranks:
@@ -103,4 +106,4 @@ def read(loaded: LoadedFile, **_) -> Run:
     )
 
 
-FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read))
+FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, read_rows))

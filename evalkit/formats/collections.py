@@ -29,6 +29,7 @@ or queries without any text are refused with ``FILE:LINE: problem``.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from typing import Callable, Iterator, Mapping
 from evalkit.columns import COLLECTION_DOC_ID, COLLECTION_FIELDS, COLLECTION_QUERY_ID
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Source
-from evalkit.errors import InputError, UsageError
+from evalkit.errors import InputError, UsageError, shown
 from evalkit.formats import Format, formats, register
 from evalkit.textio import LoadedFile, check_regular, load
 
@@ -99,7 +100,7 @@ def canonical(record: Mapping[str, object], mapping: Mapping[str, str], label: s
     id_key = mapping.get("id") or next((keys[a] for a in aliases if a in keys), None)
     if id_key is None or id_key not in record:
         raise InputError(label, f"no id column (expected one of {', '.join(aliases)}, or map one with id=COLUMN)", line)
-    out["_id"] = text_of(record[id_key]).strip()
+    out["_id"] = id_of(record[id_key], label, line)
     taken = {id_key}
     for field, aliases in COLLECTION_FIELDS.items():
         key = mapping.get(field) or next((keys[a] for a in aliases if a in keys and keys[a] not in taken), None)
@@ -110,6 +111,23 @@ def canonical(record: Mapping[str, object], mapping: Mapping[str, str], label: s
         if field not in out and field != "id" and not field.startswith("__") and key in record:
             out[field] = text_of(record[key])
     return out
+
+
+def id_of(value: object, label: str, line: int) -> str:
+    """A document or query id: text, or a whole number (``7`` -> ``"7"``); ``true``, ``1.0``, ``[1]``, ``null`` are refused
+    (turned into text they would silently become ``"True"``, ``"1.0"``, ``"[1]"``)."""
+    import numbers
+
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    try:
+        shown = json.dumps(value)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise InputError(label, f"id {shown} is not a string or a whole number; write ids as strings", line)
 
 
 def text_of(value: object) -> str:
@@ -170,9 +188,9 @@ def _collect(records: Iterator[Record], label: str, what: str) -> tuple[list[str
         if not doc_id:
             raise InputError(label, f"{what} with an empty id", line)
         if doc_id in first_line:
-            raise InputError(label, f"duplicate {what} id {doc_id!r} (first on line {first_line[doc_id]})", line)
+            raise InputError(label, f"duplicate {what} id {shown(doc_id)} (first on line {first_line[doc_id]})", line)
         if not any(str(v).strip() for v in record.values()):
-            raise InputError(label, f"{what} {doc_id!r} has no text", line)
+            raise InputError(label, f"{what} {shown(doc_id)} has no text", line)
         first_line[doc_id] = line
         ids.append(doc_id)
         rows.append(record)

@@ -9,9 +9,11 @@ never evaluated. Rank = position in the list.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from evalkit.columns import LIST_RUN_QUERY_ID
 from evalkit.data import Run
-from evalkit.errors import InputError
+from evalkit.errors import InputError, listed, shown
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import header_delimiter, read_delimited
 from evalkit.listparse import ListLiteralError, parse_id_list
@@ -33,7 +35,7 @@ def _pick_columns(header: list[str], first_row: list[str] | None, column: str | 
     named = [i for i, h in enumerate(header) if h]  # an unnamed first column is an index
     if column is not None:
         if column.lower() not in lowered:
-            raise InputError(label, f"no column {column!r} (found: {', '.join(map(repr, header))})", 1)
+            raise InputError(label, f"no column {shown(column)} (found: {listed(header, 10)})", 1)
         list_col = lowered.index(column.lower())
     elif "preds" in lowered:
         list_col = lowered.index("preds")
@@ -41,19 +43,21 @@ def _pick_columns(header: list[str], first_row: list[str] | None, column: str | 
         candidates = [i for i in named if first_row is not None and first_row[i].lstrip().startswith("[")]
         if len(candidates) != 1:
             problem = "no column holds id lists" if not candidates else "several columns hold id lists"
-            raise InputError(label, f"missing column 'preds' and {problem} (found: {', '.join(map(repr, header))}); name it with --column", 1)
+            raise InputError(label, f"missing column 'preds' and {problem} (found: {listed(header, 10)}); name it with --column", 1)
         list_col = candidates[0]
     id_col = next((lowered.index(c) for c in LIST_RUN_QUERY_ID if c in lowered), None)
     if id_col is None:
         id_col = next((i for i in named if i != list_col), None)
     if id_col is None or id_col == list_col:
-        raise InputError(label, f"missing query id column 'post_id' (found: {', '.join(map(repr, header))})", 1)
+        raise InputError(label, f"missing query id column 'post_id' (found: {listed(header, 10)})", 1)
     return id_col, list_col
 
 
 def read(loaded: LoadedFile, column: str | None = None, **_) -> Run:
-    header, records = read_delimited(loaded, header_delimiter(loaded))
-    label = loaded.label
+    return read_rows(*read_delimited(loaded, header_delimiter(loaded)), loaded.label, column=column)
+
+
+def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, column: str | None = None, **_) -> Run:
     lists: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
     columns = None
@@ -65,19 +69,14 @@ def read(loaded: LoadedFile, column: str | None = None, **_) -> Run:
         if not query:
             raise InputError(label, "empty query id", line)
         if query in first_line:
-            raise InputError(label, f"query {query!r} appears twice (first on line {first_line[query]})", line)
+            raise InputError(label, f"query {shown(query)} appears twice (first on line {first_line[query]})", line)
         try:
             ids = parse_id_list(fields[list_col])
         except ListLiteralError as exc:
-            raise InputError(label, f"column {header[list_col]!r} {exc}: {_short(fields[list_col])}", line) from None
+            raise InputError(label, f"column {header[list_col]!r} {exc}: {shown(' '.join(fields[list_col][:1000].split()))}", line) from None
         first_line[query] = line
         lists[query] = ids
     return Run.from_lists(lists)
 
 
-def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read))
+FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read, read_rows))

@@ -15,16 +15,16 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, listed
 from evalkit import kernels
 from evalkit.ids import ArrowColumnCoder, object_array, arrow_to_numpy
 from evalkit.textio import LoadedFile
+from evalkit.values import NUMBER_BYTES, ValueProblem, number_text
 
 FAST_PATH_BYTES = 1 << 18
 csv.field_size_limit(1 << 30)
@@ -84,32 +84,18 @@ def find_column(header: list[str], candidates: tuple[str, ...], label: str, what
     for name in candidates:
         if name.lower() in lowered:
             return lowered.index(name.lower())
-    found = ", ".join(repr(h) for h in header)
-    raise InputError(label, f"missing {what} column {candidates[0]!r} (found: {found})", 1)
+    raise InputError(label, f"missing {what} column {candidates[0]!r} (found: {listed(header, 10)})", 1)
 
 
-# A number as evalkit reads it: ASCII decimal, optional sign, fraction and exponent.
-# pyarrow's float parser (with no null spellings) accepts exactly this set plus nan/inf,
-# which both paths then refuse as not finite; Python's float() would also take "1_0" or "١".
-_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-NUMBER = re.compile(_NUMBER + r"\Z")
-_NUMBER_BYTES = re.compile(_NUMBER.encode() + rb"\Z")
 _OTHER_SPACE = (b"\r", b"\x0b", b"\x0c")
 
 
 def parse_score(text: str, label: str, line: int, what: str = "score") -> float:
-    """``text`` as a finite float (ASCII decimal notation), else an :class:`InputError` at ``label:line``."""
-    stripped = text.strip(" \t\r\n\x0b\x0c")  # ASCII whitespace only, as the readers split
-    if NUMBER.match(stripped):
-        value = float(stripped)
-        if math.isfinite(value):
-            return value
-        raise InputError(label, f"{what} {text!r} is not a finite number", line)
+    """``text`` as a finite float (the number rule of :mod:`evalkit.values`), else an :class:`InputError` at ``label:line``."""
     try:
-        special = not math.isfinite(float(stripped))
-    except ValueError:
-        special = False
-    raise InputError(label, f"{what} {text!r} is {'not a finite number' if special else 'not a number'}", line)
+        return number_text(text, what)
+    except ValueProblem as problem:
+        raise InputError(label, str(problem), line) from None
 
 
 def is_comment(fields: list[bytes] | list[str]) -> bool:
@@ -161,7 +147,7 @@ def _python_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tup
         for slot, index in enumerate(keep):
             columns[slot].append(parts[index])
         token = parts[numeric]
-        value = float(token) if _NUMBER_BYTES.match(token) else math.nan
+        value = float(token) if NUMBER_BYTES.match(token) else math.nan
         if not math.isfinite(value):
             value = parse_score(token.decode("utf-8"), label, number, what)  # raises, naming the line
         values.append(value)

@@ -13,12 +13,15 @@ from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import data_line_number, read_whitespace
 from evalkit.textio import LoadedFile
+from evalkit.values import JUDGED_TWICE, first_repeated_pair
 
 
 def sniff(sample: Sample) -> bool:
-    parts = sample.first.split()
+    parts = sample.fields
     if len(parts) != 4:
         return False
+    if parts[1] == "0":  # the usual iteration field: TREC-shaped; the reader names a bad grade
+        return True
     try:
         float(parts[3])
     except ValueError:
@@ -28,14 +31,9 @@ def sniff(sample: Sample) -> bool:
 
 def check_unique_pairs(qidx: np.ndarray, didx: np.ndarray, n_docs: int, label: str, line_of=None) -> None:
     """Raise on a (query, doc) pair judged twice, naming the line of the repeat."""
-    key = qidx * max(n_docs, 1) + didx
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    if np.any(counts > 1):
-        seen = np.zeros(len(key), dtype=bool)
-        seen[first] = True
-        repeat = int(np.flatnonzero(~seen)[0])
-        line = line_of(repeat) if line_of else None
-        raise InputError(label, "the same (query, document) pair is judged twice", line)
+    repeat = first_repeated_pair(qidx, didx, n_docs)
+    if repeat is not None:
+        raise InputError(label, JUDGED_TWICE, line_of(repeat) if line_of else None)
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:

@@ -26,8 +26,11 @@ def _is_number(text: str) -> bool:
 
 
 def sniff(sample: Sample) -> bool:
-    parts = sample.first.split()
-    return len(parts) >= 6 and _is_number(parts[4]) and _is_number(parts[3])  # rank: any number (trec_eval ignores it)
+    """A TREC-shaped first line: six fields or more, the fifth a number (``nan`` too) or the second the usual
+    ``Q0``; the reader then names any line that breaks its rules (the score). The rank column is read by
+    neither (trec_eval ignores it), so a rank of ``x`` is no reason to refuse a run."""
+    parts = sample.fields
+    return len(parts) >= 6 and (_is_number(parts[4]) or parts[1] == "Q0")
 
 
 def read(loaded: LoadedFile, **_) -> Run:

@@ -158,7 +158,7 @@ def figure_png(result: "ReuseResult") -> bytes:
 def write_reuse(result: "ReuseResult", out: str | os.PathLike, *, output: str | None = None, force: bool = False) -> list[Path]:
     """Write the report (Markdown, JSON or table, by ``output`` or ``out``'s suffix) and its figure beside it, atomically."""
     from evalkit.manifest import write_sidecar
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
     kind = output_of(out, output)
     picture = figure_path(out)

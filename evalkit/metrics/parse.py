@@ -15,14 +15,14 @@ refused with the choices spelled out.
 """
 from __future__ import annotations
 
-import math
 import re
 
 from evalkit.errors import UsageError
 from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
 from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
 
-_TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*?)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>[^@()\s]+))?$")
+# linear: no two blank runs meet (``\s*(...)?\s*`` split one run of blanks in n ways)
+_TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*?)\s*(?:\((?P<params>[^()]*)\)\s*)?(?:@\s*(?P<k>[^@()\s]+))?$")
 _TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)_(?P<k>[0-9]+(?:\.[0-9]+)?)$")
 _TREC_LIST = re.compile(r"(?<![\w\-.@(])(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>\.?[0-9][0-9.]*(?:,\.?[0-9][0-9.]*)+)(?![\w.@(])")
 _TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>\.?[0-9][0-9.]*)$")
@@ -37,6 +37,12 @@ AMBIGUOUS = {
 }
 
 
+def _kind(value) -> str:
+    from evalkit.errors import shown
+
+    return f"{type(value).__name__} {shown(value)}"
+
+
 def _close_matches(name: str) -> str:
     import difflib
 
@@ -48,13 +54,12 @@ def _close_matches(name: str) -> str:
 
 
 def _number(text: str, what: str, token: str) -> float:
+    from evalkit.values import ValueProblem, number_text
+
     try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"metric {token!r}: {what} {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise UsageError(f"metric {token!r}: {what} {text!r} is not a finite number")
-    return value
+        return number_text(text, what)  # the one number rule of every input
+    except ValueProblem as problem:
+        raise UsageError(f"metric {token!r}: {problem}") from None
 
 
 def _params(cls: type[Metric], text: str | None, token: str) -> dict:
@@ -127,6 +132,8 @@ def parse_metric(text: str) -> Metric:
 
     Raises :class:`UsageError` on unknown or ambiguous names, bad cutoffs and unsupported parameters.
     """
+    if not isinstance(text, str):
+        raise UsageError(f"a metric is a name such as 'mrr@5', not {_kind(text)}")
     token = text.strip()
     if len(token) > MAX_NAME:
         raise UsageError(f"metric name {token[:40]!r}... is longer than {MAX_NAME} characters")
@@ -171,7 +178,10 @@ def _tokens(spec: str) -> list[str]:
 
 def parse_metrics(spec: str | list[str] | tuple[str, ...]) -> list[Metric]:
     """Parse a space- or comma-separated list (or a list of such strings); duplicates dropped."""
-    parts = [spec] if isinstance(spec, str) else list(spec)
+    parts = [spec] if isinstance(spec, str) else list(spec) if isinstance(spec, (list, tuple)) else None
+    if parts is None or not all(isinstance(part, str) for part in parts):
+        bad = spec if parts is None else next(part for part in parts if not isinstance(part, str))
+        raise UsageError(f"metrics are names such as 'ndcg@10 mrr@10' (a string, or a list of strings), not {_kind(bad)}")
     if sum(len(part) for part in parts) > MAX_SPEC:
         raise UsageError(f"the metric list is longer than {MAX_SPEC} characters")
     tokens = [t for part in parts for t in _tokens(part)]

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from evalkit.errors import UsageError
+from evalkit.options import MAX_SEED  # one range for every seed
 from evalkit.pipelines.engine import EngineOptions
 
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
@@ -124,7 +125,6 @@ def _where(path: str | None) -> str:
 
 STAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}\Z")  # it names files under --report: no paths
 MAX_K = 10_000_000
-MAX_SEED = 2**32 - 1
 TEXT_KEYS = ("name", "system", "input", "method", "norm", "load", "save", "run", "format", "fit_input")
 
 

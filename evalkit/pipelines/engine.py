@@ -69,10 +69,21 @@ class EngineOptions:
     checkpoint: bool = True  # keep finished chunks under the cache
 
     def check(self) -> None:
-        if self.concurrency < 1 or self.chunk_batches < 1:
-            raise UsageError("engine concurrency and chunk_batches must be positive")
-        if self.num_cpus < 0 or self.num_gpus < 0:
-            raise UsageError("engine num_cpus and num_gpus must not be negative")
+        """Types and ranges (from TOML or the command line): one line each, never a traceback or a NaN passed to Ray."""
+        import math
+
+        for name in ("concurrency", "chunk_batches"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+                raise UsageError(f"engine {name} = {value!r} must be a whole number >= 1")
+        for name in ("num_cpus", "num_gpus"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0):
+                raise UsageError(f"engine {name} = {value!r} must be a finite number >= 0")
+        if self.address is not None and not isinstance(self.address, str):
+            raise UsageError(f"engine address = {self.address!r} must be a string")
+        if not isinstance(self.checkpoint, bool):
+            raise UsageError(f"engine checkpoint = {self.checkpoint!r} must be true or false")
 
 
 @dataclass

@@ -52,6 +52,80 @@ class UnitActor:
         return {"unit": batch["unit"], "result": np.array(out, dtype=object)}
 
 
+CONNECT_TIMEOUT_ENV = "EVALKIT_RAY_CONNECT_TIMEOUT"  # seconds to wait for a cluster's port (default 10)
+VERBOSE_ENV = "EVALKIT_RAY_VERBOSE"  # 1: Ray's own INFO lines and its workers' logs, as Ray prints them
+
+
+def verbose() -> bool:
+    """Read when used: a test or a caller may set the variable late."""
+    return os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+
+
+def quiet_ray() -> None:
+    """Ray's own log lines off unless EVALKIT_RAY_VERBOSE=1: its C++ core logs errors for normal events
+    (``core_worker.cc ... max_restarts > 0`` when an actor pool ends), Ray Data INFO lines and warnings per dataset."""
+    if verbose():
+        return
+    import logging
+    import warnings
+
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # the C++ core of the driver and of the processes it starts
+    warnings.filterwarnings("ignore", module=r"ray(\.|$)")
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+class native_stderr_silenced:
+    """fd 2 sent to /dev/null for a block (the C++ core prints its start-up lines there, below Python's reach)."""
+
+    def __enter__(self) -> None:
+        self.saved = None
+        if verbose():
+            return
+        try:
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
+        except OSError:
+            self.saved = None
+
+    def __exit__(self, *exc) -> None:
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+
+
+def check_reachable(address: str) -> None:
+    """One line, within EVALKIT_RAY_CONNECT_TIMEOUT seconds, when nothing listens at a cluster's ``HOST:PORT``
+    (``ray://HOST[:PORT]`` too; ``auto`` and local addresses are Ray's to find)."""
+    import socket
+
+    text = address.strip()
+    client = text.startswith("ray://")
+    text = text[len("ray://"):] if client else text
+    if text in ("", "auto", "local"):
+        return
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = text, "10001" if client else "6379"
+    host = host.strip("[]")
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536 or not host:
+        raise UsageError(f"--ray-address {address}: write HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:PORT or auto")
+    try:
+        timeout = float(os.environ.get(CONNECT_TIMEOUT_ENV) or 10)
+    except ValueError:
+        timeout = 10.0
+    try:
+        with socket.create_connection((host, int(port_text)), timeout=timeout):
+            return
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise UsageError(f"--ray-address {address}: cannot reach a Ray cluster ({reason} after at most {timeout:g} s; "
+                         f"is `ray start --head` running there? wait longer with {CONNECT_TIMEOUT_ENV}=SECONDS)") from None
+
+
 class RayEngine(Engine):
     """Runs model work over ``options.concurrency`` actors, each holding one copy of the work's owner."""
 
@@ -62,17 +136,21 @@ class RayEngine(Engine):
         super().__init__()
         options.check()
         self.options = options
+        if options.address:
+            check_reachable(options.address)  # before Ray, which retries an unreachable cluster for minutes
+        quiet_ray()
         import ray
 
         self._started = False
         if not ray.is_initialized():
-            quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+            quiet = {"include_dashboard": False, "log_to_driver": verbose(), "logging_level": "INFO" if verbose() else "ERROR"}
             try:
-                if options.address:
-                    ray.init(address=options.address, **quiet)
-                else:
-                    ray.init(**quiet)
-                    self._started = True
+                with native_stderr_silenced():
+                    if options.address:
+                        ray.init(address=options.address, **quiet)
+                    else:
+                        ray.init(**quiet)
+                self._started = not options.address
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise UsageError(f"--ray-address {options.address}: cannot reach a Ray cluster ({exc})") from None
         resources = ray.cluster_resources()
@@ -82,6 +160,7 @@ class RayEngine(Engine):
             raise UsageError(f"the Ray cluster has {resources.get('CPU', 0):g} CPUs; {options.num_cpus:g} per actor were asked for")
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
+        quiet_ray()  # again: importing ray.data set up its own loggers
         self.resources = {k: float(v) for k, v in resources.items() if k in ("CPU", "GPU", "memory")}
         self.ray_version = ray.__version__
 

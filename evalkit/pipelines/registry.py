@@ -21,9 +21,11 @@ Retriever, Reranker or Labeler, or a plugin that cannot be imported, is one
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
+from evalkit._version import DISTRIBUTION
 from evalkit.entry_points import EntryPoint, entry_points
 from evalkit.errors import UsageError
 from evalkit.pipelines.stages import STAGE_KINDS, Labeler, Reranker, System, option_fields
@@ -76,7 +78,7 @@ def get_system_class(name: str) -> type[System]:
         raise UsageError(f"unknown system {name!r} (known: {', '.join(system_names()) or 'none'})")
     dist_name = getattr(entry, "dist_name", None)
     builtin = entry.value.startswith("evalkit.systems.")
-    hint = "pip install 'evalkit[systems]'" if builtin or dist_name is None else f"pip install --force-reinstall {dist_name}"
+    hint = f"pip install '{DISTRIBUTION}[systems]'" if builtin or dist_name is None else f"pip install --force-reinstall {dist_name}"
     try:
         loaded = entry.load()
     except ImportError as exc:
@@ -143,10 +145,57 @@ def coerce_value(tp: Any, text: str, key: str) -> Any:
     return text
 
 
-def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]:
-    """``["k1=1.2", "fields=title,text"]`` -> typed options for ``cls``."""
-    known = {f.name for f in option_fields(cls)}
+def _value_fits(tp: Any, value: Any) -> bool:
+    """Whether a config value (TOML, JSON) has the option's declared type: no guessing (``"no"`` is not a bool)."""
+    origin = typing.get_origin(tp)
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return value is None or any(_value_fits(a, value) for a in args)
+    if origin in (list, tuple) or tp in (list, tuple):
+        inner = args[0] if args else Any
+        return isinstance(value, (list, tuple)) and all(_value_fits(inner, v) for v in value)
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if tp is str:
+        return isinstance(value, str)
+    return True  # a type evalkit does not check (dicts of phases, plugin types): the system checks it
+
+
+def check_option_values(cls: type[System], options: Mapping[str, Any], label: str) -> None:
+    """Every option from a config file has its declared type (``fields = [1, 2]``, ``cache = "no"``: one line each)."""
     hints = typing.get_type_hints(cls.Options)
+    for key, value in options.items():
+        tp = hints.get(key)
+        if tp is not None and not _value_fits(tp, value):
+            shown = str(tp).replace("typing.", "") if typing.get_args(tp) else _type_name(tp)
+            raise UsageError(f"{label}: options.{key} = {value!r} must be {shown}"
+                             + (" (true or false)" if tp is bool else ""))
+
+
+def owns_depth(cls: type[System]) -> bool:
+    """A reranker or labeler whose ``depth`` is the stage's (the base class owns it) rather than an option it declares."""
+    return getattr(cls, "kind", None) in ("reranker", "labeler") and "depth" not in {f.name for f in option_fields(cls)}
+
+
+def split_stage_depth(cls: type[System], options: Mapping[str, Any], label: str) -> tuple[dict[str, Any], int | None]:
+    """``options`` without a ``depth`` the base class owns (see :func:`owns_depth`), and that depth (checked), else None."""
+    options = dict(options)
+    if not owns_depth(cls) or "depth" not in options:
+        return options, None
+    depth = options.pop("depth")
+    if not (isinstance(depth, int) and not isinstance(depth, bool) and 0 < depth <= 10_000_000):
+        raise UsageError(f"{label}: depth = {depth!r} must be a whole number from 1 to 10,000,000")
+    return options, depth
+
+
+def parse_set_options(cls: type[System], pairs: Iterable[str]) -> dict[str, Any]:
+    """``["k1=1.2", "fields=title,text"]`` -> typed options for ``cls`` (``depth`` for every reranker and labeler)."""
+    known = {f.name for f in option_fields(cls)} | ({"depth"} if owns_depth(cls) else set())
+    hints = {**({"depth": int} if owns_depth(cls) else {}), **typing.get_type_hints(cls.Options)}
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

@@ -55,21 +55,30 @@ def check_training_pair(train_queries: object, train_qrels: object) -> None:
 
 
 def build_config(config: str, set_options: Sequence[str] = (), k: int | None = None, seed: int | None = None,
-                 input_run: str | None = None, input_format: str = "auto") -> "PipelineConfig":
+                 input_run: str | None = None, input_format: str = "auto", depth: int | None = None) -> "PipelineConfig":
     """CONFIG as a TOML file, a shipped config name, or one registered system with ``KEY=VALUE`` options
-    (a reranker or labeler then re-scores ``input_run``); with a config, options are ``STAGE.KEY=VALUE``."""
+    (a reranker or labeler then re-scores ``input_run``); with a config, options are ``STAGE.KEY=VALUE``.
+    ``k``: documents per query of every retriever; ``depth``: documents re-scored or labelled by every reranker and labeler."""
     from evalkit.pipelines.config import load_config, parse_config, shipped_configs, single_system_config
-    from evalkit.pipelines.registry import get_system_class, parse_set_options, system_names
+    from evalkit.pipelines.registry import get_system_class, parse_set_options, split_stage_depth, system_names
 
     if k is not None and k <= 0:
         raise UsageError(f"--k must be positive (got {k})")
+    if depth is not None and not 0 < depth <= 10_000_000:
+        raise UsageError(f"--depth must be a whole number from 1 to 10,000,000 (got {depth})")
     if config in system_names() and not Path(config).exists():
         cls = get_system_class(config)
         options = parse_set_options(cls, set_options)
         if input_run and cls.kind == "retriever":
             raise UsageError(f"--input: {config} is a retriever; --input feeds a reranker or labeler")
+        if depth is not None and cls.kind == "retriever":
+            raise UsageError(f"--depth: {config} is a retriever (its documents per query are --k); --depth is for rerankers and labelers")
         if input_run:
-            stages = [{"name": "input", "run": input_run, "format": input_format}, {"name": config, "system": config, "options": options}]
+            options, stage_depth = split_stage_depth(cls, options, "--set")
+            stage = {"name": config, "system": config, "options": options}
+            if depth is not None or stage_depth is not None:
+                stage["depth"] = depth if depth is not None else stage_depth
+            stages = [{"name": "input", "run": input_run, "format": input_format}, stage]
             pipeline_config = parse_config({"name": config, "stages": stages})
         else:
             pipeline_config = single_system_config(config, options, k or 1000)
@@ -84,11 +93,17 @@ def build_config(config: str, set_options: Sequence[str] = (), k: int | None = N
             if not sep or not dot or spec is None or spec.system is None:
                 raise UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
                                  f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
-            spec.options.update(parse_set_options(get_system_class(spec.system), [f"{key}={value}"]))
-        if k is not None:
-            for spec in pipeline_config.stages:
-                if spec.system and get_system_class(spec.system).kind == "retriever":
-                    spec.k = k
+            system = get_system_class(spec.system)
+            options, stage_depth = split_stage_depth(system, parse_set_options(system, [f"{key}={value}"]), f"--set {pair}")
+            spec.options.update(options)
+            if stage_depth is not None:
+                spec.depth = stage_depth
+        for spec in pipeline_config.stages:
+            kind = get_system_class(spec.system).kind if spec.system else None
+            if k is not None and kind == "retriever":
+                spec.k = k
+            if depth is not None and kind in ("reranker", "labeler"):
+                spec.depth = depth
     else:
         raise UsageError(f"{config}: no such config file, shipped config ({', '.join(shipped_configs())}) "
                          f"or system ({', '.join(system_names())})")
@@ -98,12 +113,12 @@ def build_config(config: str, set_options: Sequence[str] = (), k: int | None = N
 
 
 def load_pipeline(config: "str | PipelineConfig", *, set_options: Sequence[str] = (), k: int | None = None, seed: int | None = None,
-                  input_run: str | None = None, input_format: str = "auto") -> "Pipeline":
+                  input_run: str | None = None, input_format: str = "auto", depth: int | None = None) -> "Pipeline":
     """The checked pipeline: unknown systems, bad options and unreadable run files fail here, before any corpus is read."""
     from evalkit.pipelines.runner import Pipeline
     from evalkit.pipelines.config import PipelineConfig
 
-    the_config = config if isinstance(config, PipelineConfig) else build_config(config, set_options, k, seed, input_run, input_format)
+    the_config = config if isinstance(config, PipelineConfig) else build_config(config, set_options, k, seed, input_run, input_format, depth)
     return Pipeline(the_config, {"input": "--input-format"} if input_run else None)
 
 
@@ -177,16 +192,17 @@ class PipelineResult:
         """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""
         from evalkit.formats.trec_run import format_trec_run, labels_tsv
         from evalkit.manifest import write_sidecar
-        from evalkit.textio import atomic_write
+        from evalkit.outputs import atomic_write, committed_together, sidecar_of
 
         target = Path(out)
         manifest = self.manifest(task, command)
-        atomic_write(target, format_trec_run(self.run, tag=self.config.name), force=force)
-        written = [target, Path(write_sidecar(target, manifest))]
-        if self.run.labels is not None:  # TREC runs have no column for labels
-            labels_path = target.with_name(target.name + ".labels.tsv")
-            atomic_write(labels_path, labels_tsv(self.run), force=force)
-            written.append(labels_path)
+        labels_path = target.with_name(target.name + ".labels.tsv") if self.run.labels is not None else None  # TREC runs have no label column
+        with committed_together([target, sidecar_of(target), labels_path], force, inputs=[entry.get("path") for entry in self.inputs]):
+            atomic_write(target, format_trec_run(self.run, tag=self.config.name), force=force)
+            written = [target, Path(write_sidecar(target, manifest))]
+            if labels_path is not None:
+                atomic_write(labels_path, labels_tsv(self.run), force=force)
+                written.append(labels_path)
         return written
 
 
@@ -197,6 +213,7 @@ def run_pipeline(
     *,
     set_options: Sequence[str] = (),
     k: int | None = None,
+    depth: int | None = None,
     seed: int | None = None,
     gold: "str | os.PathLike | Qrels | None" = None,
     train_queries: str | os.PathLike | None = None,
@@ -212,7 +229,7 @@ def run_pipeline(
     """Fit the learnable stages on ``train_queries``/``train_qrels`` (when given), then run every stage on ``queries``.
 
     ``config`` may also be a :class:`~evalkit.pipelines.runner.Pipeline` from
-    :func:`load_pipeline` (``set_options``, ``k`` and ``seed`` are then already
+    :func:`load_pipeline` (``set_options``, ``k``, ``depth`` and ``seed`` are then already
     applied and ignored here). ``gold`` keeps only the queries it judges. The
     engine is the config's ``engine`` (default ``local``), as on the command
     line; ``engine`` (``"local"``, ``"ray"`` or ``(name, EngineOptions)``) and
@@ -227,7 +244,7 @@ def run_pipeline(
     from evalkit.pipelines.runner import Pipeline
 
     check_training_pair(train_queries, train_qrels)
-    pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, seed=seed)
+    pipeline = config if isinstance(config, Pipeline) else load_pipeline(config, set_options=set_options, k=k, depth=depth, seed=seed)
     if isinstance(engine, tuple):
         engine_name, chosen_options = engine[0], engine[1]
         chosen_options = dataclasses.replace(chosen_options, **dict(engine_options or {}))

@@ -29,7 +29,7 @@ class Pipeline:
         default ``format = ...`` in that stage)."""
         self.timings: dict[str, float] = {}  # wall seconds per step, in order ("fit dense", "run ce", ...)
         from evalkit.fusion import get_method
-        from evalkit.pipelines.registry import get_system_class
+        from evalkit.pipelines.registry import check_option_values, get_system_class, split_stage_depth
 
         self.config = config
         self.systems: dict[str, System] = {}
@@ -45,6 +45,11 @@ class Pipeline:
                 self.file_runs[spec.name] = read_run(str(spec.run), spec.format, option=option)
                 continue
             cls = get_system_class(spec.system)  # unknown system -> UsageError
+            label = f"{_where(config.path)}stage {spec.name!r}"
+            check_option_values(cls, spec.options, label)
+            spec.options, depth = split_stage_depth(cls, spec.options, label)  # options = { depth = 5 }: the stage's depth
+            if depth is not None:
+                spec.depth = depth
             if spec.load:
                 self.systems[spec.name] = cls.load(spec.load)
             else:

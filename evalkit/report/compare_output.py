@@ -1,11 +1,13 @@
 """Rendering a :class:`~evalkit.comparison.Comparison` as a text table, Markdown, JSON or per-query TSV."""
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Sequence
 
+from evalkit.allpairs import AllPairs
 from evalkit.comparison import TEST_NAMES, Comparison, PairComparison
+from evalkit.report import allpairs_output
 from evalkit.report.tables import interval, markdown_table, number, p_value, percent, signed, text_table
+from evalkit.safetext import markdown_text as md, visible
 from evalkit.stats.paired import PairedValues
 
 SHORT = {
@@ -20,7 +22,7 @@ SHORT = {
 def header(comparison: Comparison, task: str) -> str:
     return (
         f"compare · task {task} · metric {comparison.metric} · {comparison.n_queries} queries · "
-        f"baseline {comparison.baseline}"
+        f"baseline {visible(comparison.baseline)}"
     )
 
 
@@ -38,19 +40,21 @@ def discordant(pair: PairComparison) -> str:
     return f"{details['only_baseline']} / {details['only_run']}"
 
 
-def summary_rows(comparison: Comparison) -> list[list[str]]:
+def summary_rows(comparison: Comparison, name=str) -> list[list[str]]:
+    """``name`` renders run names (``markdown_text`` for Markdown)."""
     base_mean = comparison.pairs[0].mean_baseline if comparison.pairs else float("nan")
-    rows = [[f"{comparison.baseline} (baseline)", number(base_mean), "", "", "", "", ""]]
+    rows = [[name(f"{comparison.baseline} (baseline)"), number(base_mean), "", "", "", "", "", ""]]
     for pair in comparison.pairs:
         rows.append(
             [
-                pair.run,
+                name(pair.run),
                 number(pair.mean_run),
                 signed(pair.difference),
                 percent(pair.relative),
                 interval(*pair.ci),
                 f"{pair.wins}/{pair.ties}/{pair.losses}",
                 signed(pair.rank_biserial, 3),
+                signed(pair.es_e, 3),
             ]
         )
     return rows
@@ -58,7 +62,7 @@ def summary_rows(comparison: Comparison) -> list[list[str]]:
 
 def summary_headers(comparison: Comparison) -> list[str]:
     ci = f"{comparison.options.confidence:.0%} CI"
-    return ["run", comparison.metric, "diff", "rel.", ci, "W/T/L", "r_rb"]
+    return ["run", comparison.metric, "diff", "rel.", ci, "W/T/L", "r_rb", "ES_E"]
 
 
 def test_headers(comparison: Comparison, corrected: bool, suffixed: bool = True) -> list[str]:
@@ -69,11 +73,11 @@ def test_headers(comparison: Comparison, corrected: bool, suffixed: bool = True)
     return heads
 
 
-def test_rows(comparison: Comparison, corrected: bool) -> list[list[str]]:
+def test_rows(comparison: Comparison, corrected: bool, name=str) -> list[list[str]]:
     alpha = comparison.options.alpha
     rows = []
     for pair in comparison.pairs:
-        row = [pair.run] + [p_cell(pair, t, alpha, corrected) for t in comparison.test_names]
+        row = [name(pair.run)] + [p_cell(pair, t, alpha, corrected) for t in comparison.test_names]
         if comparison.binary:
             row.append(discordant(pair))
         rows.append(row)
@@ -87,46 +91,53 @@ def legend(comparison: Comparison) -> list[str]:
     lines = [
         f"diff = mean({comparison.metric}) of the run minus the baseline's over {comparison.pairs[0].n if comparison.pairs else 0} paired queries; "
         "rel. = diff / baseline mean; W/T/L = queries the run wins / ties / loses; "
-        "r_rb = matched-pairs rank-biserial correlation (Kerby 2014), positive when the run is better",
+        "r_rb = matched-pairs rank-biserial correlation (Kerby 2014), positive when the run is better; "
+        "ES_E = diff / sqrt(V_E), V_E the residual variance of the two-way ANOVA of the compared runs (Sakai 2014)",
         star,
     ]
     return lines + comparison.options.description(comparison.binary, len(comparison.pairs)) + comparison.notes
 
 
-def as_table(comparison: Comparison, task: str, policy: Sequence[str] = ()) -> str:
+def as_table(comparison: Comparison, task: str, policy: Sequence[str] = (), all_pairs: AllPairs | None = None) -> str:
     corrected = comparison.options.correction != "none" and len(comparison.pairs) > 1
     parts = [
         header(comparison, task),
         "",
-        text_table(summary_headers(comparison), summary_rows(comparison), [False] + [True] * 6),
+        text_table(summary_headers(comparison), summary_rows(comparison), [False] + [True] * 7),
         "",
         "p-values" + (f" (raw / {comparison.options.correction}-adjusted over {len(comparison.pairs)} comparisons)" if corrected else ""),
         text_table(test_headers(comparison, corrected, suffixed=False), test_rows(comparison, corrected)),
         "",
     ]
-    parts += [f"# {line}" for line in legend(comparison) + list(policy)]
+    parts += [f"# {visible(line)}" for line in legend(comparison) + list(policy)]
+    if all_pairs is not None:
+        parts += [""] + allpairs_output.as_text(all_pairs)
     return "\n".join(parts)
 
 
-def as_markdown(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None) -> str:
+def as_markdown(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None,
+                all_pairs: AllPairs | None = None) -> str:
     from evalkit.manifest import manifest_markdown
 
     corrected = comparison.options.correction != "none" and len(comparison.pairs) > 1
-    headers = summary_headers(comparison) + test_headers(comparison, corrected)[1:]
+    headers = [md(h) for h in summary_headers(comparison) + test_headers(comparison, corrected)[1:]]
     rows = []
-    tests = test_rows(comparison, corrected)
-    summary = summary_rows(comparison)
+    tests = test_rows(comparison, corrected, md)
+    summary = summary_rows(comparison, md)
     rows.append(summary[0] + [""] * (len(headers) - len(summary[0])))
     for s, t in zip(summary[1:], tests):
         rows.append(s + t[1:])
-    parts = [f"**{header(comparison, task)}**", "", markdown_table(headers, rows, [False] + [True] * (len(headers) - 1)), ""]
-    parts += [f"- {line}" for line in legend(comparison) + list(policy)]
+    parts = [f"**{md(header(comparison, task))}**", "", markdown_table(headers, rows, [False] + [True] * (len(headers) - 1)), ""]
+    parts += [f"- {md(line)}" for line in legend(comparison) + list(policy)]
+    if all_pairs is not None:
+        parts += [""] + allpairs_output.as_markdown(all_pairs, heading="###")
     if manifest:
         parts += ["", manifest_markdown(manifest)]
     return "\n".join(parts)
 
 
-def as_dict(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None) -> dict:
+def as_dict(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None,
+            all_pairs: AllPairs | None = None) -> dict:
     options = comparison.options
     return {
         "task": task,
@@ -147,13 +158,17 @@ def as_dict(comparison: Comparison, task: str, policy: Sequence[str] = (), manif
         },
         "tests": {name: TEST_NAMES[name] for name in comparison.test_names},
         "comparisons": [pair.as_dict() for pair in comparison.pairs],
+        "all_pairs": all_pairs.as_dict() if all_pairs is not None else None,
         "notes": legend(comparison) + list(policy),
         "manifest": dict(manifest or {}),
     }
 
 
-def as_json(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None) -> str:
-    return json.dumps(as_dict(comparison, task, policy, manifest), indent=2)
+def as_json(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None,
+            all_pairs: AllPairs | None = None) -> str:
+    from evalkit import jsonout
+
+    return jsonout.dumps(as_dict(comparison, task, policy, manifest, all_pairs), indent=2)
 
 
 def per_query_tsv(values: PairedValues, binary: PairedValues | None, baseline: str, digits: int = 6) -> str:

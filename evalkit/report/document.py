@@ -3,11 +3,13 @@
 :func:`build_report` returns the Markdown text and the PNG figures (file
 name -> bytes); the command writes the figures next to the report and the
 report links them by file name, so the folder can be moved as a whole.
+Every name, id and text from the inputs is escaped (:func:`evalkit.safetext.markdown_text`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from evalkit.data import Qrels
 from evalkit.report import analysis, figures
 from evalkit.report.tables import is_nan, markdown_table, number, signed
 from evalkit.runset import ScoredRun, by_official_score
+from evalkit.safetext import markdown_text as md, shown_path
 from evalkit.stats.correction import adjust
 from evalkit.stats.effect_size import rank_biserial
 from evalkit.stats.paired import PairedValues, align
@@ -83,10 +86,10 @@ def leaderboard_section(scored: Sequence[ScoredRun], options: ReportOptions) -> 
     official = rows_in[0].score.official
     best = {c: max((s.score.values[c] for s in rows_in if not is_nan(s.score.values[c])), default=float("nan")) for c in columns}
     found, tested = markers(scored, options)
-    headers = ["#", "run"] + [f"{c} (official)" if c == official else c for c in columns]
+    headers = ["#", "run"] + [md(f"{c} (official)" if c == official else c) for c in columns]
     rows = []
     for rank, item in enumerate(rows_in, start=1):
-        name = f"{item.name} (baseline)" if item.name == options.baseline else item.name
+        name = md(f"{item.name} (baseline)" if item.name == options.baseline else item.name)
         cells = [str(rank), name]
         for c in columns:
             value = item.score.values[c]
@@ -107,13 +110,13 @@ def leaderboard_section(scored: Sequence[ScoredRun], options: ReportOptions) -> 
         else:
             family = "no multiple-comparison correction"
         legend += (
-            f" {BETTER} / {WORSE}: significantly higher / lower than the baseline **{options.baseline}** "
-            f"({test_description(options.test, c)} on per-query values; {family}; alpha = {c.alpha}); "
+            f" {BETTER} / {WORSE}: significantly higher / lower than the baseline **{md(options.baseline)}** "
+            f"({md(test_description(options.test, c))} on per-query values; {family}; alpha = {c.alpha}); "
             "no marker: no significant difference."
         )
         untested = [col for col in columns if col not in tested]
         if untested:
-            legend += f" Not tested (no per-query values): {', '.join(untested)}."
+            legend += f" Not tested (no per-query values): {md(', '.join(untested))}."
     lines.append(legend)
     return lines
 
@@ -122,7 +125,7 @@ def rank_section(scored: Sequence[ScoredRun], figure_name: str) -> tuple[list[st
     rows_in = ordered(scored)
     distributions = {s.name: analysis.rank_distribution(s.score.evaluation) for s in rows_in}
     headers = ["run"] + analysis.RANK_BUCKETS
-    rows = [[name] + [str(counts[b]) for b in analysis.RANK_BUCKETS] for name, counts in distributions.items()]
+    rows = [[md(name)] + [str(counts[b]) for b in analysis.RANK_BUCKETS] for name, counts in distributions.items()]
     n = len(rows_in[0].score.evaluation.query_ids)
     lines = [
         "## Where the first relevant document lands",
@@ -132,7 +135,7 @@ def rank_section(scored: Sequence[ScoredRun], figure_name: str) -> tuple[list[st
         "",
         markdown_table(headers, rows),
         "",
-        f"![Rank of the first relevant document]({figure_name})",
+        f"![Rank of the first relevant document]({quote(figure_name)})",
     ]
     return lines, figures.rank_distribution_chart(distributions, analysis.RANK_BUCKETS)
 
@@ -147,16 +150,16 @@ def length_section(scored: Sequence[ScoredRun], qrels: Qrels, values: PairedValu
         return lines, None
     means = analysis.bucket_means(values, buckets)
     order = [values.index(s.name) for s in ordered(scored)]
-    headers = ["run"] + [f"{b.label} (n={len(b.query_ids)})" for b in buckets]
-    rows = [[values.names[i]] + [number(v) for v in means[i]] for i in order]
+    headers = ["run"] + [md(f"{b.label} (n={len(b.query_ids)})") for b in buckets]
+    rows = [[md(values.names[i])] + [number(v) for v in means[i]] for i in order]
     with_text = sum(len(b.query_ids) for b in buckets)
     lines += [
-        f"Mean {values.metric} per bucket of query length (whitespace tokens of the query text in the gold; "
+        f"Mean {md(values.metric)} per bucket of query length (whitespace tokens of the query text in the gold; "
         f"buckets at the quantiles; {with_text} of {len(values.query_ids)} queries have text).",
         "",
         markdown_table(headers, rows),
         "",
-        f"![{values.metric} by query length]({figure_name})",
+        f"![{md(values.metric)} by query length]({quote(figure_name)})",
     ]
     chart = figures.query_length_chart([b.label for b in buckets], {values.names[i]: list(means[i]) for i in order}, values.metric)
     return lines, chart
@@ -190,7 +193,7 @@ def wins_section(scored: Sequence[ScoredRun], qrels: Qrels, values: PairedValues
     for name in (a, b):
         ev = by_name[name].score.evaluation
         ranks[name] = dict(zip(ev.query_ids.tolist(), analysis.first_relevant_ranks(ev).tolist()))
-    headers = ["query", "text", "gold doc", f"{values.metric} A", f"{values.metric} B", "diff", "first rel. rank A / B"]
+    headers = ["query", "text", "gold doc", f"{md(values.metric)} A", f"{md(values.metric)} B", "diff", "first rel. rank A / B"]
 
     def table(deltas) -> list[str]:
         if not deltas:
@@ -200,13 +203,13 @@ def wins_section(scored: Sequence[ScoredRun], qrels: Qrels, values: PairedValues
             gold = relevant.get(d.query_id, [])
             gold_text = ", ".join(gold[:3]) + (f" (+{len(gold) - 3})" if len(gold) > 3 else "")
             rows.append([
-                d.query_id, _shorten(texts.get(d.query_id, "")), gold_text or "-", number(d.value_a), number(d.value_b),
+                md(d.query_id), md(_shorten(texts.get(d.query_id, ""))), md(gold_text) or "-", number(d.value_a), number(d.value_b),
                 signed(d.difference), f"{_rank_text(ranks[a].get(d.query_id, np.inf))} / {_rank_text(ranks[b].get(d.query_id, np.inf))}",
             ])
         return [markdown_table(headers, rows, [False, False, False, True, True, True, True])]
 
     lines += [
-        f"A = **{a}**, B = **{b}**, on per-query {values.metric}; the {options.top} largest differences each way "
+        f"A = **{md(a)}**, B = **{md(b)}**, on per-query {md(values.metric)}; the {options.top} largest differences each way "
         "(ties in gold order).",
         "",
         f"### B better than A ({len(wins)} shown)",
@@ -230,13 +233,13 @@ def build_report(
     names = [s.name for s in scored]
     values = align([s.score.evaluation for s in scored], options.metric, names)
     n_queries = len(values.query_ids)
-    gold_name = qrels.source.path if qrels.source else qrels.name
+    gold_name = shown_path(qrels.source.path) if qrels.source else qrels.name
     title = options.title or f"evalkit report: {task}"
     lines = [
-        f"# {title}",
+        f"# {md(title)}",
         "",
-        f"Task `{task}` · gold `{gold_name}` ({n_queries} queries) · {len(scored)} runs · baseline **{options.baseline}** · "
-        f"per-query metric {values.metric} · evalkit {manifest.get('evalkit_version', '')} · {manifest.get('created', '')}",
+        f"Task {md(task)} · gold {md(gold_name)} ({n_queries} queries) · {len(scored)} runs · baseline **{md(options.baseline)}** · "
+        f"per-query metric {md(values.metric)} · evalkit {md(manifest.get('evalkit_version', ''))} · {md(manifest.get('created', ''))}",
         "",
     ]
     lines += leaderboard_section(scored, options) + [""]
@@ -248,7 +251,7 @@ def build_report(
     lines += length_lines + [""]
     lines += wins_section(scored, qrels, values, options) + [""]
     if policy:
-        lines += ["## Notes", ""] + [f"- {line}" for line in policy] + [""]
+        lines += ["## Notes", ""] + [f"- {md(line)}" for line in policy] + [""]
     lines += ["## Manifest", "", manifest_markdown(manifest), ""]
     pngs = {rank_name: rank_png}
     if length_png is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from evalkit.ids import member_of
 from evalkit.judgments import bounds, with_metric
 from evalkit.metrics import parse_metric
 from evalkit.report.leaderboard_output import JudgedColumns, RunJudgments
@@ -31,14 +32,13 @@ DEFAULT_K = 10
 
 def full_list_judged(entry, qrels: "Qrels", metric):
     """Judged@k of a run's whole ranking when its scores are judged-only (its condensed lists are all judged)."""
-    import numpy as np
 
     from evalkit.evaluation import evaluate
 
     evaluation = entry.scored.score.evaluation
     keep = None
     if evaluation.excluded:
-        keep = ~np.isin(np.asarray(qrels.query_ids, dtype=object), np.asarray(evaluation.excluded, dtype=object))
+        keep = ~member_of(qrels.query_ids, evaluation.excluded)
     level = evaluation.judged.relevance_level if evaluation.judged is not None else 1.0
     return evaluate(entry.scored.run, qrels, [metric], missing=evaluation.missing, relevance_level=level, allow_partial=True,
                     keep_gold=keep, depth=evaluation.depth).mean(metric)

@@ -1,14 +1,15 @@
 """Rendering a :class:`~evalkit.leaderboard.Leaderboard` as a text table, Markdown or JSON."""
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from evalkit.comparison import test_description
 from evalkit.leaderboard import AdjacentTest, Leaderboard
+from evalkit.report import allpairs_output
 from evalkit.report.tables import markdown_table, number, p_value, text_table
+from evalkit.safetext import markdown_text as md, shown_path, visible
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,18 @@ def vs_next(test: AdjacentTest | None, corrected: bool) -> str:
     return f"{mark} p {p_value(test.p_value)}"
 
 
-def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | None" = None) -> tuple[list[str], list[list[str]]]:
+def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | None" = None, name=str) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the ranking; ``name`` renders file names (``markdown_text`` for Markdown)."""
     cols = columns(board)
     official = board.entries[0].scored.score.official if board.entries else ""
     corrected = board.options.correction != "none" and len(board.adjacent) > 1
     best = {c: max((e.scored.score.values[c] for e in board.entries), default=float("nan")) for c in cols}
-    headers = ["rank", "file"] + [f"{c} (official)" if c == official else c for c in cols]
-    headers += ([judged.label] if judged else []) + ["vs next rank"]
+    ranked = board.all_pairs.runs if board.all_pairs else None
+    headers = ["rank"] + (allpairs_output.RANK_HEADERS if ranked else []) + ["file"]
+    headers += [f"{c} (official)" if c == official else c for c in cols] + ([judged.label] if judged else []) + ["vs next rank"]
     out = []
     for i, entry in enumerate(board.entries):
-        cells = [str(entry.rank), entry.file]
+        cells = [str(entry.rank)] + (allpairs_output.rank_cells(ranked[i], bold_best) if ranked else []) + [name(entry.file)]
         for c in cols:
             value = entry.scored.score.values[c]
             text = number(value)
@@ -70,15 +73,15 @@ def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
     """Markdown: each run's official score with unjudged documents as non-relevant and as relevant, and its Judged@k."""
     official = board.entries[0].scored.score.official
     if judged.judged_only:
-        body = [[str(e.rank), e.file, number(judged.runs[e.name].judged)] for e in board.entries]
+        body = [[str(e.rank), md(e.file), number(judged.runs[e.name].judged)] for e in board.entries]
         return ["## Judgments", "", markdown_table(["rank", "file", judged.label], body, [True, False, True]), "",
                 f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} before condensing",
                 "- judged-only scores (condensed lists): unjudged documents are removed, so no bound with them counted relevant applies"]
-    heads = ["rank", "file", judged.label, f"{official} (unjudged non-relevant)", "(unjudged relevant)", "unjudged retrieved"]
+    heads = ["rank", "file", md(judged.label), md(f"{official} (unjudged non-relevant)"), "(unjudged relevant)", "unjudged retrieved"]
     body = []
     for entry in board.entries:
         run = judged.runs[entry.name]
-        body.append([str(entry.rank), entry.file, number(run.judged), number(run.values[official]), number(run.upper[official]),
+        body.append([str(entry.rank), md(entry.file), number(run.judged), number(run.values[official]), number(run.upper[official]),
                      f"{run.added:,}"])
     return [
         "## Judgments", "",
@@ -91,9 +94,20 @@ def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
     ]
 
 
+def alignment(headers: list[str]) -> list[bool]:
+    """Right-aligned columns of :func:`rows`: numbers and rank intervals."""
+    left = {"file", "letters", "tied with #1", "vs next rank"}
+    return [h not in left for h in headers]
+
+
+def single_ranks(board: Leaderboard) -> dict[str, int]:
+    return {e.name: e.rank for e in board.entries}
+
+
 def legend(board: Leaderboard) -> list[str]:
+    lines = [allpairs_output.legend(board.all_pairs)] if board.all_pairs else []
     if not board.adjacent:
-        return []
+        return lines
     o = board.options
     if len(board.adjacent) == 1:
         correction = "one adjacent pair, so no correction"
@@ -101,7 +115,7 @@ def legend(board: Leaderboard) -> list[str]:
         correction = f"{o.correction.capitalize()}-corrected over the {len(board.adjacent)} adjacent pairs"
     else:
         correction = "not corrected"
-    return [
+    return lines + [
         f"vs next rank: {test_description(board.test, o)} on per-query {board.metric} between a run and the next one, "
         f"{correction}; {APART} = significantly better than the next (adjusted p < {o.alpha}), "
         f"{TIED} = statistically tied with the next"
@@ -110,7 +124,7 @@ def legend(board: Leaderboard) -> list[str]:
 
 def header(board: Leaderboard) -> str:
     return (
-        f"leaderboard · task {board.task or '?'} · gold {board.gold} ({board.n_gold} queries) · "
+        f"leaderboard · task {board.task or '?'} · gold {visible(shown_path(board.gold))} ({board.n_gold} queries) · "
         f"{len(board.entries)} ranked, {len(board.rejected)} not ranked"
     )
 
@@ -119,13 +133,15 @@ def as_table(board: Leaderboard, policy: list[str] | None = None, judged: "Judge
     parts = [header(board), ""]
     if board.entries:
         heads, body = rows(board, judged=judged)
-        parts.append(text_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
+        parts.append(text_table(heads, body, alignment(heads)))
     else:
         parts.append("(no run could be ranked)")
     if board.rejected:
         parts += ["", "not ranked:", text_table(["file", "problem", "reason"], [[r.path, r.kind, r.reason] for r in board.rejected], [False] * 3)]
     parts.append("")
-    parts += [f"# {line}" for line in legend(board) + notes(board) + (policy or [])]
+    if board.all_pairs:
+        parts += [f"# {visible(line)}" for line in allpairs_output.summary(board.all_pairs, single_ranks(board)) + board.all_pairs.description()]
+    parts += [f"# {visible(line)}" for line in legend(board) + notes(board) + (policy or [])]
     return "\n".join(parts).rstrip("\n")
 
 
@@ -140,23 +156,27 @@ def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: M
                 judged: "JudgedColumns | None" = None) -> str:
     from evalkit.manifest import manifest_markdown
 
-    parts = [f"# Leaderboard: {board.task or '?'}", "", f"{header(board)}", "", "## Ranking", ""]
+    parts = [f"# Leaderboard: {md(board.task or '?')}", "", md(header(board)), "", "## Ranking", ""]
     if board.entries:
-        heads, body = rows(board, bold_best=True, judged=judged)
-        parts.append(markdown_table(heads, body, [True, False] + [True] * (len(heads) - 3) + [False]))
-        parts += [""] + [f"- {line}" for line in legend(board)] + ["- best value per column in **bold**"]
+        heads, body = rows(board, bold_best=True, judged=judged, name=md)
+        heads = [md(h) for h in heads]
+        body = [[*row[:-1], md(row[-1])] for row in body]
+        parts.append(markdown_table(heads, body, alignment(heads)))
+        parts += [""] + [f"- {md(line)}" for line in legend(board)] + ["- best value per column in **bold**"]
+        if board.all_pairs:
+            parts += [""] + allpairs_output.as_markdown(board.all_pairs, single_ranks(board), runs=False)
         if judged:
             parts += [""] + judgments_section(board, judged)
     else:
         parts.append("No run could be ranked.")
     parts += ["", "## Not ranked", ""]
     if board.rejected:
-        parts.append(markdown_table(["file", "problem", "reason"], [[f"`{r.path}`", r.kind, r.reason] for r in board.rejected], [False] * 3))
+        parts.append(markdown_table(["file", "problem", "reason"], [[md(r.path), md(r.kind), md(r.reason)] for r in board.rejected], [False] * 3))
     else:
         parts.append("Every file was ranked.")
     extra = notes(board) + (policy or [])
     if extra:
-        parts += ["", "## Notes", ""] + [f"- {line}" for line in extra]
+        parts += ["", "## Notes", ""] + [f"- {md(line)}" for line in extra]
     if manifest:
         parts += ["", "## Manifest", "", manifest_markdown(manifest)]
     return "\n".join(parts) + "\n"
@@ -177,6 +197,15 @@ def judged_entry(judged: "JudgedColumns | None", name: str) -> dict:
                    for label, value in run.values.items()},
         "unjudged_added": run.added,
     }
+
+
+def rank_fields(board: Leaderboard, i: int) -> dict:
+    """Entry ``i``'s rank interval, bootstrap rank interval, letters and tied-with-#1 (empty without an all-pairs comparison)."""
+    if board.all_pairs is None:
+        return {}
+    ranks = board.all_pairs.runs[i]
+    return {"rank_interval": list(ranks.rank_interval), "bootstrap_rank_interval": list(ranks.bootstrap_interval),
+            "letters": ranks.letters, "tied_with_top": ranks.tied_with_top}
 
 
 def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
@@ -209,11 +238,13 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
                     }
                     if i < len(board.adjacent) else None
                 ),
+                **rank_fields(board, i),
                 **judged_entry(judged, e.name),
             }
             for i, e in enumerate(board.entries)
         ],
         "not_ranked": [{"file": r.path, "problem": r.kind, "reason": r.reason} for r in board.rejected],
+        "all_pairs": board.all_pairs.as_dict() if board.all_pairs else None,
         "skipped": board.skipped,
         "notes": legend(board) + notes(board) + (policy or []),
         "manifest": dict(manifest or {}),
@@ -222,4 +253,12 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
 
 def as_json(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
             judged: "JudgedColumns | None" = None) -> str:
-    return json.dumps(as_dict(board, policy, manifest, judged), indent=2)
+    from evalkit import jsonout
+    from evalkit.render import undefined_reasons
+
+    reasons = {}
+    for i, e in enumerate(board.entries):
+        reasons.update(undefined_reasons(e.scored.score, f"ranking[{i}].metrics"))
+        if e.scored.score.undefined:
+            reasons[f"ranking[{i}].official.value"] = f"the official score is undefined: {e.scored.score.undefined}"
+    return jsonout.dumps(as_dict(board, policy, manifest, judged), reasons, indent=2)

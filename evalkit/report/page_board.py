@@ -6,7 +6,10 @@ column, corrected over the runs), tests between adjacent ranks from
 :func:`evalkit.leaderboard.adjacent_tests` (corrected over the adjacent pairs).
 A *tied group* is a maximal run of consecutive ranks whose adjacent tests
 are all non-significant (the chain may join runs that differ
-significantly end to end, so the page says so).
+significantly end to end, so the page says so). With an all-pairs comparison
+(:mod:`evalkit.allpairs`, the leaderboard's default) each row also carries its
+rank interval, bootstrap rank interval and letters, and the shading marks the
+runs tied with #1 instead of the adjacent chains.
 """
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ from evalkit.comparison import test_description
 from evalkit.errors import UsageError
 from evalkit.judgments import Bounds
 from evalkit.leaderboard import Leaderboard
+from evalkit.report.allpairs_output import summary as all_pairs_summary
+from evalkit.report.allpairs_output import title as all_pairs_title
 from evalkit.report.document import BETTER, WORSE, ReportOptions, markers
 from evalkit.report.leaderboard_output import legend as adjacent_legend
+from evalkit.report.leaderboard_output import single_ranks
 
 
 def groups(board: Leaderboard) -> list[int]:
@@ -95,6 +101,7 @@ def board_section(
             if value is not None:
                 upper[official] = value
         test = board.adjacent[i] if i < len(board.adjacent) else None
+        ranks = board.all_pairs.runs[i] if board.all_pairs else None
         rows.append({
             "name": name,
             "file": entry.file,
@@ -105,6 +112,10 @@ def board_section(
             "upper": [upper.get(c, math.nan) for c in columns],
             "marks": [found.get((name, c), "") for c in columns],
             "unjudged_added": bounds[name].added,
+            "rank_interval": list(ranks.rank_interval) if ranks else None,
+            "bootstrap_rank_interval": list(ranks.bootstrap_interval) if ranks else None,
+            "letters": ranks.letters if ranks else "",
+            "tied_with_top": bool(ranks and ranks.tied_with_top),
             "vs_next": None if test is None else {
                 "next": test.lower, "n": test.n, "difference": test.difference, "p": test.p_value,
                 "p_adjusted": test.p_adjusted, "significant": bool(test.significant),
@@ -113,11 +124,12 @@ def board_section(
     return {
         "columns": [{"label": c, "official": c == official, "tested": c in tested} for c in columns],
         "rows": rows,
+        "all_pairs": board.all_pairs.as_dict() if board.all_pairs else None,
         "legend": {
             "baseline": untestable or baseline_legend(board, baseline, tested, columns),
             "adjacent": " ".join(adjacent_legend(board)),
-            "groups": "Rows sharing a shade form a tied group: consecutive ranks none of whose adjacent differences is "
-                      "significant (a chain: its ends may still differ significantly).",
+            "groups": groups_legend(board),
+            "all_pairs": all_pairs_legend(board),
             "bounds": "Bounds: each value is computed with unjudged documents as non-relevant (the score, as everywhere "
                       "in evalkit); hover or switch on bounds for the value with every retrieved unjudged document "
                       "counted relevant (an upper bound for P@k, Success, MRR and Judged@k; for metrics divided by R "
@@ -127,3 +139,18 @@ def board_section(
         "skipped": list(board.skipped),
         "notes": list(board.notes),
     }
+
+
+def groups_legend(board: Leaderboard) -> str:
+    if board.all_pairs:
+        return ("Shaded rows: the runs tied with #1 (not significantly different from the best run by the all-pairs "
+                f"comparison, {all_pairs_title(board.all_pairs)}).")
+    return ("Rows sharing a shade form a tied group: consecutive ranks none of whose adjacent differences is "
+            "significant (a chain: its ends may still differ significantly).")
+
+
+def all_pairs_legend(board: Leaderboard) -> list[str]:
+    """What the rank columns say and how they were computed: the summary, then procedure, alpha, B and seed."""
+    if not board.all_pairs:
+        return []
+    return all_pairs_summary(board.all_pairs, single_ranks(board)) + board.all_pairs.description()

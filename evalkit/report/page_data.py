@@ -20,6 +20,7 @@ from evalkit.data import Qrels
 from evalkit.ids import positions_in
 from evalkit.evaluation import Evaluation
 from evalkit.judgments import bounds, with_metric
+from evalkit.safetext import shown_path
 from evalkit.leaderboard import Leaderboard, adjacent_tests, rank_entries
 from evalkit.metrics import parse_metric
 from evalkit.report import analysis
@@ -50,7 +51,7 @@ class PageInputs:
 
 def board_of_runs(task: str, gold: str, scored: Sequence[ScoredRun], metric: str, test: str, options: CompareOptions) -> Leaderboard:
     """A leaderboard of the runs given to ``evalkit report`` (ranked by official score, adjacent ranks tested)."""
-    entries = rank_entries(scored, {s.name: s.path for s in scored})
+    entries = rank_entries(scored, {s.name: shown_path(s.path) for s in scored})
     adjacent = adjacent_tests(entries, metric, test, options) if len(entries) > 1 else []
     n_gold = scored[0].score.evaluation.n_gold if scored else 0
     return Leaderboard(task, gold, n_gold, metric, test, options, entries, adjacent, [], [], [])
@@ -109,7 +110,7 @@ def build_page_data(inputs: PageInputs) -> dict[str, Any]:
     data: dict[str, Any] = {
         "schema": SCHEMA,
         "meta": {
-            "kind": inputs.kind, "title": inputs.title, "task": board.task, "gold": board.gold, "n_gold": board.n_gold,
+            "kind": inputs.kind, "title": inputs.title, "task": board.task, "gold": shown_path(board.gold), "n_gold": board.n_gold,
             "n_queries": int(len(page_ids)), "official": scored[0].score.official if scored else "",
             "metric": metric, "metrics": [c for c in columns if c in per_query] + [m for m in per_query if m not in columns],
             "k": inputs.k, "baseline": names[baseline] if names else "", "pair": list(pair) if pair else None,

@@ -51,16 +51,18 @@ def index_column(values: np.ndarray) -> Column:
     return Column(values, "i4")
 
 
-def _convert(value: Any, embedded: bool) -> Any:
+def _convert(value: Any, embedded: bool, keep_nan: bool = False) -> Any:
+    """Columns as typed arrays (``embedded``) or lists (their NaN as ``null``); other non-finite numbers ``None``,
+    or kept (``keep_nan``) for :func:`evalkit.jsonout.dumps` to write ``null`` with a reason."""
     if isinstance(value, Column):
         return value.embedded() if embedded else value.plain()
     if isinstance(value, dict):
-        return {str(k): _convert(v, embedded) for k, v in value.items()}
+        return {str(k): _convert(v, embedded, keep_nan) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_convert(v, embedded) for v in value]
+        return [_convert(v, embedded, keep_nan) for v in value]
     if isinstance(value, (np.floating, float)):
         number = float(value)
-        return number if math.isfinite(number) else None
+        return number if math.isfinite(number) or keep_nan else None
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, np.bool_):
@@ -74,7 +76,11 @@ def to_plain(data: dict) -> dict:
 
 
 def to_json(data: dict) -> str:
-    return json.dumps(to_plain(data), ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    """The ``--json`` export: columns as lists (``null`` for NaN, as documented), every other undefined value ``null``
+    and explained under ``"undefined"`` (:mod:`evalkit.jsonout`)."""
+    from evalkit import jsonout
+
+    return jsonout.dumps(_convert(data, embedded=False, keep_nan=True), ensure_ascii=False, indent=1) + "\n"
 
 
 def to_embedded_json(data: dict) -> str:

@@ -39,8 +39,12 @@ def interval(low: float, high: float, digits: int = 4) -> str:
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None) -> str:
-    """Columns padded to their widest cell; ``right`` marks right-aligned columns."""
+    """Columns padded to their widest cell; ``right`` marks right-aligned columns; control characters shown escaped."""
+    from evalkit.safetext import visible
+
     right = list(right) if right is not None else [i > 0 for i in range(len(headers))]
+    headers = [visible(h) for h in headers]
+    rows = [[visible(c) for c in row] for row in rows]
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
@@ -57,7 +61,7 @@ def printable(text: str) -> str:
 
 
 def md_cell(text: str) -> str:
-    """A Markdown table cell: pipes escaped, newlines flattened."""
+    """A Markdown table cell: pipes escaped, newlines flattened (text from the inputs is escaped first: evalkit.safetext.markdown_text)."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
 

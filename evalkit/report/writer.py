@@ -8,6 +8,7 @@ HTML page of ``evalkit report --html`` are both built from what it returns.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -129,26 +130,28 @@ def prepare_report(
 
 def timing_section(timings: Mapping[str, float], where: str) -> str:
     """The report's closing section: wall seconds per step of the command that made the runs (``where``: e.g. the engine)."""
-    rows = "".join(f"| {step} | {seconds:,.1f} |\n" for step, seconds in timings.items())
+    from evalkit.safetext import markdown_text
+
+    rows = "".join(f"| {markdown_text(step)} | {seconds:,.1f} |\n" for step, seconds in timings.items())
     total = sum(timings.values())
-    return (f"\n## Time per stage\n\nWall seconds of `evalkit run` ({where}).\n\n"
+    return (f"\n## Time per stage\n\nWall seconds of `evalkit run` ({markdown_text(where)}).\n\n"
             f"| step | seconds |\n|---|---:|\n{rows}| total | {total:,.1f} |\n")
 
 
 def save_markdown(prepared: PreparedReport, out: str | Path, *, force: bool = False, appendix: str = "") -> ReportResult:
     """Build the Markdown report of ``prepared`` and write it, its figures beside it (atomically); ``appendix`` ends it."""
     from evalkit.report.document import build_report
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write, committed_together
 
     target = Path(out)
     built = build_report(prepared.task.name, prepared.qrels, prepared.scored, prepared.options, target.stem, prepared.manifest,
                          prepared.policy)
-    figures = []
-    for name, png in built.figures.items():
-        atomic_write(target.with_name(name), png, force=force)
-        figures.append(target.with_name(name))
+    figures = [target.with_name(name) for name in built.figures]
     markdown = built.markdown + appendix
-    atomic_write(target, markdown, force=force)
+    with committed_together([target, *figures], force):
+        for path, png in zip(figures, built.figures.values()):
+            atomic_write(path, png, force=force)
+        atomic_write(target, markdown, force=force)
     return ReportResult(path=target, figures=figures, markdown=markdown, manifest=prepared.manifest)
 
 
@@ -183,14 +186,15 @@ def write_report(
     when any input is refused. The scoring choices (task, missing, depth, ...)
     are ``scoring`` and/or its fields as keywords (:class:`~evalkit.options.ScoringOptions`).
     """
-    from evalkit.textio import check_outputs
+    from evalkit.outputs import check_outputs, transaction
 
     target = Path(out)
-    check_outputs([target, *report_figures(target)], force,
-                  inputs=[r for r in (gold, *runs) if isinstance(r, (str, Path))])
-    compare = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
-    prepared = prepare_report(
-        gold, runs, names=names, baseline=baseline, metric=metric, pair=pair, top=top, length_buckets=length_buckets,
-        test=test, compare=compare, title=title, scoring=ScoringOptions.of(scoring, **options),
-    )
-    return save_markdown(prepared, target, force=force)
+    with transaction():  # the report and its figures, or nothing
+        check_outputs([target, *report_figures(target)], force,
+                      inputs=[r for r in (gold, *runs) if isinstance(r, (str, os.PathLike))])
+        compare = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
+        prepared = prepare_report(
+            gold, runs, names=names, baseline=baseline, metric=metric, pair=pair, top=top, length_buckets=length_buckets,
+            test=test, compare=compare, title=title, scoring=ScoringOptions.of(scoring, **options),
+        )
+        return save_markdown(prepared, target, force=force)

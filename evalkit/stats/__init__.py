@@ -14,7 +14,10 @@ Conventions shared by all tests:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -32,4 +35,34 @@ class TestResult:
         return {"test": self.test, "statistic": self.statistic, "p_value": self.p_value, **self.details}
 
 
-__all__ = ["TestResult"]
+@dataclass(frozen=True, eq=False)
+class PairTable:
+    """Every pair (i, j), i < j, of k runs in row-major order (``numpy.triu_indices(k, 1)``), as one all-pairs procedure left it.
+
+    ``difference = mean_i - mean_j``; ``low``/``high`` its interval (what kind
+    is the procedure's to say); ``p_value`` the pair's own p-value,
+    ``p_adjusted`` the one that accounts for all pairs.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    p_value: np.ndarray
+    p_adjusted: np.ndarray
+
+
+# the all-pairs procedures (evalkit.allpairs): name -> what it does (here, light to import, for the command line's choices)
+ALL_PAIRS_PROCEDURES = {
+    "tukey": "paired Tukey HSD (studentized range on the residual mean square of the two-way ANOVA score ~ run + query, "
+             "as R's TukeyHSD(aov(score ~ system + topic)))",
+    "randomised-tukey": "randomised Tukey HSD (Sakai 2018): each query's scores permuted across the runs, "
+                        "the range of the permuted run means as the null distribution",
+    "wilcoxon": "Wilcoxon signed-rank test on every pair",
+    "ttest": "paired t-test on every pair",
+    "randomization": "Fisher randomization test on every pair",
+    "mcnemar": "McNemar's exact test on every pair (a 0/1 outcome per query)",
+}
+
+__all__ = ["ALL_PAIRS_PROCEDURES", "PairTable", "TestResult"]

@@ -51,8 +51,11 @@ def _scipy_ci(d: np.ndarray, resamples: int, confidence: float, method: str, see
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def _quantiles(theta: np.ndarray, confidence: float) -> tuple[np.float64, np.float64]:
-    """``scipy.stats.quantile(theta, [alpha, 1 - alpha])`` (method ``linear``), scipy's operations."""
+def percentile_interval(theta: np.ndarray, confidence: float) -> tuple[np.float64, np.float64]:
+    """The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of ``theta`` (bootstrap replicates).
+
+    ``scipy.stats.quantile(theta, [alpha, 1 - alpha])`` (method ``linear``), scipy's operations.
+    """
     alpha = np.asarray((1 - confidence) / 2, dtype=np.float64)
     p = np.stack([alpha, 1 - alpha])
     y = np.sort(theta)
@@ -105,12 +108,38 @@ def _percentile_cis(
             theta[k].append(np.mean(sample[..., index], axis=-1))
     cis = []
     for sample, parts in zip(samples, theta):
-        low, high = _quantiles(np.concatenate(parts, axis=-1), confidence)
+        low, high = percentile_interval(np.concatenate(parts, axis=-1), confidence)
         if method == "basic":
             estimate = np.mean(sample, axis=-1)
             low, high = 2 * estimate - high, 2 * estimate - low
         cis.append((float(low), float(high)))
     return cis
+
+
+def bootstrap_means(matrix: np.ndarray, resamples: int = 10_000, seed: int = 42) -> np.ndarray:
+    """Each row's mean over ``resamples`` resamples of the columns (runs x queries in, resamples x runs out).
+
+    The resamples are the ones :func:`bootstrap_cis` draws for vectors of the
+    same length and seed (``rng.integers(0, n, (batch, n))``, scipy's draws),
+    so a pair's replicates ``means[:, i] - means[:, j]`` resample the same
+    queries as the bootstrap CI of that pair's differences; each resample's
+    means are one product of its query counts with the matrix.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    k, n = matrix.shape
+    out = np.empty((resamples, k))
+    if n == 0:
+        out[:] = np.nan
+        return out
+    rng = np.random.default_rng(seed)
+    size = _batch(resamples, n)
+    for start in range(0, resamples, size):
+        rows = min(size, resamples - start)
+        index = rng.integers(0, n, (rows, n))
+        cells = (index + (np.arange(rows) * n)[:, None]).ravel()
+        counts = np.bincount(cells, minlength=rows * n).reshape(rows, n).astype(np.float64)
+        out[start:start + rows] = counts @ matrix.T / n
+    return out
 
 
 def bootstrap_ci(

@@ -107,3 +107,44 @@ def _monte_carlo_hits(
         hits += int(np.count_nonzero(np.abs(sums) >= threshold))
         done += size
     return hits
+
+
+def randomization_tests_query_signs(diffs: np.ndarray, permutations: int = 10_000, seed: int = 42, batch: int = 500) -> list[TestResult]:
+    """:func:`randomization_test` of many difference vectors over the same queries (rows of ``diffs``), one sign per query.
+
+    For the all-pairs comparison of k runs (k (k - 1) / 2 vectors): each
+    replicate draws one random sign per query (``default_rng(seed)``, int8
+    bits) and flips every pair's difference on that query with it, so all
+    pairs' permuted sums are one matrix product per batch. Each pair's
+    p-value is a Monte Carlo randomization test as :func:`randomization_test`
+    computes it (zeros flip to zero; ``p = (1 + hits) / (1 + B)``; exact
+    enumeration where ``2^nonzero <= B``), with other draws than a
+    comparison's own: they agree within Monte Carlo error, not to the bit.
+    """
+    if permutations < 1:
+        raise ValueError("permutations must be positive")
+    diffs = np.asarray(diffs, dtype=np.float64)
+    pairs, n = diffs.shape
+    results: list[TestResult | None] = [None] * pairs
+    sampled = []
+    for i, d in enumerate(diffs):
+        m = int(np.count_nonzero(d))
+        if m == 0 or (m < 63 and 2**m <= permutations):
+            results[i] = randomization_test(d, np.zeros(n), permutations, seed)
+        else:
+            sampled.append(i)
+    if sampled:
+        chosen = diffs[sampled].T  # queries x pairs
+        observed = np.abs(chosen.sum(axis=0))
+        threshold = observed - RELATIVE_TOLERANCE * observed
+        rng = np.random.default_rng(seed)
+        hits = np.zeros(len(sampled), dtype=np.int64)
+        for start in range(0, permutations, batch):
+            size = min(batch, permutations - start)
+            signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
+            hits += np.count_nonzero(np.abs(signs.astype(np.float64) @ chosen) >= threshold, axis=0)
+        for j, i in enumerate(sampled):
+            details = {"permutations": permutations, "seed": seed, "n": n, "n_nonzero": int(np.count_nonzero(diffs[i])),
+                       "method": f"Monte Carlo ({permutations} sign assignments, one sign per query shared by all pairs)"}
+            results[i] = TestResult("randomization", float(diffs[i].mean()), (1 + int(hits[j])) / (1 + permutations), details)
+    return results  # type: ignore[return-value]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from evalkit.columns import SUBMISSION_4B_QUERY_ID
+from evalkit.errors import shown
 from evalkit.listparse import ListLiteralError, format_id_list, parse_id_list
 from evalkit.submission import Expectations, SubmissionFormat, register
 from evalkit.submission.container import SubmissionText, header_and_records
@@ -21,11 +22,6 @@ from evalkit.submission.problems import Problems
 from evalkit.submission.references import check_coverage, resolve_split
 
 HEADER = ["post_id", "preds"]
-
-
-def _short(text: str, width: int = 50) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _locate_columns(header: list[str], first_row: list[str], line: int, problems: Problems) -> tuple[int, int] | None:
@@ -39,13 +35,13 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
             problems.error("header", f"no 'preds' column and no single column of id lists; the content cannot be checked{hint}", line)
             return None
         list_col = lists[0]
-        problems.error("header", f"the id lists are in column {header[list_col]!r}; it must be named 'preds'", line)
+        problems.error("header", f"the id lists are in column {shown(header[list_col])}; it must be named 'preds'", line)
     id_col = next((lowered.index(c) for c in SUBMISSION_4B_QUERY_ID if c in lowered and lowered.index(c) != list_col), None)
     if id_col is None:
         problems.error("header", "no 'post_id' column; the content cannot be checked", line)
         return None
     if lowered[id_col] != "post_id":
-        problems.error("header", f"the tweet ids are in column {header[id_col]!r}; it must be named 'post_id'", line)
+        problems.error("header", f"the tweet ids are in column {shown(header[id_col])}; it must be named 'post_id'", line)
     extra = [repr(h) for i, h in enumerate(header) if i not in (id_col, list_col)]
     if extra:
         problems.error("header", f"extra column(s) {', '.join(extra)}; only post_id and preds are allowed", line)
@@ -54,20 +50,20 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
 
 def _check_ids(query: str, ids: list[str], line: int, expectations: Expectations, problems: Problems) -> None:
     if len(ids) != expectations.depth:
-        problems.error("list length", f"post_id {query!r} has {len(ids)} id{'' if len(ids) == 1 else 's'}, expected exactly {expectations.depth}", line)
+        problems.error("list length", f"post_id {shown(query)} has {len(ids)} id{'' if len(ids) == 1 else 's'}, expected exactly {expectations.depth}", line)
     positions: dict[str, list[int]] = {}
     for position, doc in enumerate(ids, start=1):
         positions.setdefault(doc, []).append(position)
         if not doc.strip() or doc != doc.strip() or len(doc.split()) != 1:
-            problems.error("bad id", f"post_id {query!r}: id {doc!r} at position {position} is empty or holds spaces", line)
+            problems.error("bad id", f"post_id {shown(query)}: id {shown(doc)} at position {position} is empty or holds spaces", line)
     for doc, where in positions.items():
         if len(where) > 1:
             places = ", ".join(map(str, where))
-            problems.error("repeated id", f"post_id {query!r} lists {doc!r} {len(where)} times (positions {places})", line)
+            problems.error("repeated id", f"post_id {shown(query)} lists {shown(doc)} {len(where)} times (positions {places})", line)
     if expectations.collection is not None:
         unknown = [repr(d) for d in positions if d not in expectations.collection]
         if unknown:
-            problems.error("unknown id", f"post_id {query!r}: {', '.join(unknown)} not in the collection", line)
+            problems.error("unknown id", f"post_id {shown(query)}: {', '.join(unknown)} not in the collection", line)
 
 
 def check(submission: SubmissionText, expectations: Expectations, problems: Problems) -> None:
@@ -77,7 +73,7 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
         return
     delimiter, header_line, header, records = read
     if header != HEADER:
-        problems.error("header", f"header is {delimiter.join(header)!r}; expected exactly 'post_id<TAB>preds'", header_line)
+        problems.error("header", f"header is {shown(delimiter.join(header))}; expected exactly 'post_id<TAB>preds'", header_line)
     columns = None
     seen: dict[str, int] = {}
     double_quoted: list[int] = []
@@ -93,20 +89,20 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
                 continue
         query = fields[id_col]
         if query != query.strip():
-            problems.error("bad query id", f"post_id {query!r} has surrounding spaces", line)
+            problems.error("bad query id", f"post_id {shown(query)} has surrounding spaces", line)
         query = query.strip()
         if not query:
             problems.error("bad query id", "empty post_id", line)
             continue
         if query in seen:
-            problems.error("duplicate query", f"post_id {query!r} appears again (first on line {seen[query]})", line)
+            problems.error("duplicate query", f"post_id {shown(query)} appears again (first on line {seen[query]})", line)
             continue
         seen[query] = line
         raw = fields[list_col]
         try:
             ids = parse_id_list(raw)
         except ListLiteralError as exc:
-            problems.error("preds", f"post_id {query!r}: preds {exc}: {_short(raw)}", line)
+            problems.error("preds", f"post_id {shown(query)}: preds {exc}: {shown(' '.join(raw[:1000].split()))}", line)
             continue
         if '"' in raw:
             double_quoted.append(line)

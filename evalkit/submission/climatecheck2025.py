@@ -13,6 +13,7 @@ import io
 import re
 from typing import Sequence
 
+from evalkit.errors import listed, shown
 from evalkit.labels import LABELS, normalize_label
 from evalkit.submission import Expectations, SubmissionFormat, register
 from evalkit.submission.container import SubmissionText, header_and_records
@@ -27,11 +28,12 @@ def _check_header(header: list[str], line: int, expectations: Expectations, prob
     names = [h.strip() for h in header]
     missing = [c for c in REQUIRED if c not in names]
     if missing:
-        found = ", ".join(repr(h) for h in header)
-        problems.error("header", f"missing column(s) {', '.join(map(repr, missing))} (found: {found}); expected claim_id,abstract_id,rank[,label]", line)
+        problems.error("header", f"missing column(s) {', '.join(map(repr, missing))} (found: {listed(header, 10)}); "
+                                 "expected claim_id,abstract_id,rank[,label]", line)
         return None
     if names != header or names[: len(REQUIRED)] != list(REQUIRED) or any(n not in REQUIRED + (LABEL,) for n in names):
-        problems.error("header", f"header is {','.join(header)!r}; expected exactly 'claim_id,abstract_id,rank' or 'claim_id,abstract_id,rank,label'", line)
+        problems.error("header", f"header is {shown(','.join(header))}; expected exactly 'claim_id,abstract_id,rank' or "
+                                 "'claim_id,abstract_id,rank,label'", line)
     if expectations.labels_required and LABEL not in names:
         problems.error("header", "no 'label' column; the verification task needs claim_id,abstract_id,rank,label", line)
     return {name: names.index(name) for name in REQUIRED + (LABEL,) if name in names}
@@ -59,7 +61,7 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
             problems.error("bad id", "empty claim_id or abstract_id", line)
             continue
         if claim != current and claim in seen:
-            problems.error("claim order", f"rows of claim {claim!r} continue here after other claims (it starts on line {seen[claim]})", line)
+            problems.error("claim order", f"rows of claim {shown(claim)} continue here after other claims (it starts on line {seen[claim]})", line)
         current = claim
         seen.setdefault(claim, line)
         rows[claim] = position = rows.get(claim, 0) + 1
@@ -67,29 +69,30 @@ def check(submission: SubmissionText, expectations: Expectations, problems: Prob
         try:
             rank = int(rank_text)
         except ValueError:
-            problems.error("rank", f"claim {claim!r}: rank {rank_text!r} is not an integer", line)
+            problems.error("rank", f"claim {shown(claim)}: rank {shown(rank_text)} is not an integer", line)
         else:
             if rank != position:
-                problems.error("rank", f"claim {claim!r}: rank {rank} on its row {position}; ranks must be 1..{expectations.depth} in row order", line)
+                problems.error("rank", f"claim {shown(claim)}: rank {rank} on its row {position}; ranks must be 1..{expectations.depth} in row order", line)
         known = abstracts.setdefault(claim, {})
         if abstract in known:
-            problems.error("repeated id", f"claim {claim!r} lists abstract {abstract!r} again (first on line {known[abstract]})", line)
+            problems.error("repeated id", f"claim {shown(claim)} lists abstract {shown(abstract)} again (first on line {known[abstract]})", line)
         else:
             known[abstract] = line
         if expectations.collection is not None and abstract not in expectations.collection:
-            problems.error("unknown id", f"claim {claim!r}: abstract {abstract!r} is not in the collection", line)
+            problems.error("unknown id", f"claim {shown(claim)}: abstract {shown(abstract)} is not in the collection", line)
         if LABEL in columns:
             value = fields[columns[LABEL]]
             if value not in LABELS:
                 canonical = normalize_label(value)
-                hint = f" (write {canonical!r})" if canonical else ""
-                problems.error("label", f"label {value!r} is not one of {', '.join(LABELS)}{hint}", line)
+                hint = f" (write {shown(canonical)})" if canonical else ""
+                problems.error("label", f"label {shown(value)} is not one of {', '.join(LABELS)}{hint}", line)
     if not seen:
         problems.error("content", "no data rows (header only)", header_line + 1)
         return
     for claim, count in rows.items():
         if count != expectations.depth:
-            problems.error("list length", f"claim {claim!r} has {count} row{'' if count == 1 else 's'}, expected exactly {expectations.depth}", seen[claim])
+            problems.error("list length", f"claim {shown(claim)} has {count} row{'' if count == 1 else 's'}, "
+                                          f"expected exactly {expectations.depth}", seen[claim])
     expected = resolve_split(seen, expectations.splits, expectations.split, submission.path, problems)
     check_coverage(seen, expected, problems, "claim")
     problems.facts.update(queries=len(seen), depth=expectations.depth)
@@ -111,7 +114,7 @@ def official_label(label: str, claim: str, abstract: str) -> str:
     if canonical is None:
         from evalkit.errors import UsageError
 
-        raise UsageError(f"claim {claim!r}, abstract {abstract!r}: label {label!r} is not one of {', '.join(LABELS)}")
+        raise UsageError(f"claim {shown(claim)}, abstract {shown(abstract)}: label {shown(label)} is not one of {', '.join(LABELS)}")
     return canonical
 
 

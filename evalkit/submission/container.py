@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
 
+from evalkit.errors import shown
 from evalkit.submission.problems import Problems
 from evalkit.textio import container_of, gunzip_bounded, normalise, open_zip, read_input_bytes, read_zip_member, utf8_errors, zip_entries
 
@@ -54,9 +55,9 @@ def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple
             data = preferred
         info = data[0]
         if entries.folders or "/" in info.filename.replace("\\", "/"):
-            problems.error("zip layout", f"zip holds a folder ({info.filename!r}); put {member_name} at the top level of the zip")
+            problems.error("zip layout", f"zip holds a folder ({shown(info.filename)}); put {member_name} at the top level of the zip")
         elif info.filename != member_name:
-            problems.warning("zip layout", f"zip member is {info.filename!r}; the official name is {member_name!r}")
+            problems.warning("zip layout", f"zip member is {shown(info.filename)}; the official name is {member_name!r}")
         return read_zip_member(archive, info, path), info.filename
 
 

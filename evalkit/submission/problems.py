@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from evalkit.errors import bounded
+
 ERROR, WARNING = "error", "warning"
 
 
@@ -27,7 +29,7 @@ class Problem:
     def render(self, label: str) -> str:
         where = f"{label}:{self.line}" if self.line is not None else label
         prefix = "warning: " if self.severity == WARNING else ""
-        return f"{where}: {prefix}{self.message}"
+        return bounded(f"{where}: {prefix}{self.message}")
 
 
 @dataclass

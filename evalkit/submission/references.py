@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from evalkit.columns import REFERENCE_DOC_ID, REFERENCE_QUERY_ID
-from evalkit.errors import InputError, UsageError
+from evalkit.errors import InputError, UsageError, shown
 from evalkit.submission.problems import Problems
 from evalkit.textio import parse_json
 
@@ -179,7 +179,7 @@ def resolve_split(
         if expected is None:
             problems.error("wrong split", f"its query ids match none of the given splits ({', '.join(by_name)}; best overlap {overlap:.0%})")
     if named is not None and guess is not None and named != guess.name and named in by_name:
-        problems.error("wrong split", f"the file name says {named!r} but its query ids are the {guess.name} split ({problems.facts['overlap']})")
+        problems.error("wrong split", f"the file name says {shown(named)} but its query ids are the {guess.name} split ({problems.facts['overlap']})")
     if expected is not None:
         problems.facts["split"] = expected.name
     return expected
@@ -191,7 +191,7 @@ def check_coverage(seen: dict[str, int], expected: Split | None, problems: Probl
         return
     for query, line in seen.items():
         if query not in expected.id_set:
-            problems.error("unknown query", f"{what} {query!r} is not in the {expected.name} split", line)
+            problems.error("unknown query", f"{what} {shown(query)} is not in the {expected.name} split", line)
     for query in expected.ids:
         if query not in seen:
-            problems.error("missing query", f"{what} {query!r} of the {expected.name} split is missing")
+            problems.error("missing query", f"{what} {shown(query)} of the {expected.name} split is missing")

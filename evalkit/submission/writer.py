@@ -74,7 +74,7 @@ def write_submission(
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.submission import Problems
     from evalkit.submission.container import SubmissionText
-    from evalkit.textio import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, committed_together, sidecar_of
 
     task_name = expectations.task
     out = Path(out_path)
@@ -82,7 +82,7 @@ def write_submission(
     if suffix != ".zip" and suffix not in fmt.plain_suffixes:
         allowed = ", ".join((".zip",) + fmt.plain_suffixes)
         raise UsageError(f"{out}: a {task_name} submission is written as {allowed}; choose --out accordingly")
-    check_outputs([out, sidecar_of(out)], force, inputs=[run] if isinstance(run, (str, os.PathLike)) else [])
+    check_outputs([out, sidecar_of(out)], force, inputs=[run, queries])
     if isinstance(run, (str, os.PathLike)):
         run = read_run(run)
     query_set = _query_set(queries)
@@ -122,6 +122,7 @@ def write_submission(
         },
         command=command,
     )
-    atomic_write(out, data, force=force)
-    write_sidecar(out, manifest)
+    with committed_together([out, sidecar_of(out)], force, inputs=[run.source.path if run.source else None, queries]):
+        atomic_write(out, data, force=force)
+        write_sidecar(out, manifest)
     return out

@@ -87,8 +87,10 @@ class Task:
         return get_format(self.submission)
 
     def detects(self, gold_format: str, run: Run | None = None) -> int:
-        """How strongly a gold file of ``gold_format`` (and ``run``) points to this task: 0 not at all;
-        the strongest claim wins (the verification task outbids retrieval when the run has labels)."""
+        """How strongly a gold file of ``gold_format`` points to this task: 0 not at all; the strongest claim wins.
+
+        ``run`` is always ``None`` (kept for plugins written against it): the task comes from the gold or the
+        user, never from a participant's file."""
         return 1 if gold_format in self.gold_formats else 0
 
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:

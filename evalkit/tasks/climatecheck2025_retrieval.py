@@ -15,6 +15,8 @@ from evalkit.tasks.base import Task, TaskScore
 
 OFFICIAL = "Subtask I score (mean of Recall@2, Recall@5, Recall@10, Bpref)"
 OFFICIAL_METRICS = ("Recall@2", "Recall@5", "Recall@10", "CC-Bpref")
+LABELS_NOT_SCORED = ("the run has a label column, which Subtask I does not score; Subtask II is scored only when named "
+                     "(--task climatecheck2025-verification): a run never chooses its task")
 
 
 def predictions_of(run: Run) -> official.Predictions:
@@ -123,5 +125,8 @@ class ClimateCheck2025Retrieval(Task):
                          "the official scorer counts the others as 0")
         values = {OFFICIAL: means[OFFICIAL], **{label: means[label] for label in OFFICIAL_METRICS}}
         values.update({k: v for k, v in base.values.items() if k not in values and k != base.official})
-        scored = TaskScore(task=self.name, official=OFFICIAL, values=values, evaluation=base.evaluation, notes=notes)
+        evaluation = base.evaluation
+        if run.labels is not None and not self.labels_required:
+            evaluation = dataclasses.replace(evaluation, warnings=[*evaluation.warnings, LABELS_NOT_SCORED])
+        scored = TaskScore(task=self.name, official=OFFICIAL, values=values, evaluation=evaluation, notes=notes)
         return with_official_per_query(scored, per_claim, keys)

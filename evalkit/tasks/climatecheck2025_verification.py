@@ -39,8 +39,9 @@ class ClimateCheck2025Verification(ClimateCheck2025Retrieval):
     labels_required = True
 
     def detects(self, gold_format: str, run: Run | None = None) -> int:
-        """A ClimateCheck gold with a labelled run: outbids the retrieval task."""
-        return 2 if gold_format in self.gold_formats and run is not None and run.labels is not None else 0
+        """Never detected: one ClimateCheck gold serves both subtasks, and a run (its label column) must not
+        choose the task it is scored by; ``--task climatecheck2025-verification`` names Subtask II."""
+        return 0
 
     def metrics(self, extra=None):
         return super().metrics(extra or self.default_metrics)

@@ -47,17 +47,34 @@ NA_STRINGS = frozenset({
     "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
     "NULL", "NaN", "None", "n/a", "nan", "null",
 })
-_INT = re.compile(r"\s*[+-]?[0-9]+\s*\Z")
-_FLOAT = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*\Z|\s*[+-]?(?:inf|infinity)\s*\Z", re.IGNORECASE)
+# linear patterns (each digit run is read one way only), applied to stripped text: a field of 1 MB is one pass
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z|[+-]?(?:inf|infinity)\Z", re.IGNORECASE)
 INT64_MAX = 2**63 - 1
+
+
+def _int64(text: str) -> bool:
+    """An integer pandas holds as int64 (Python's ``int`` refuses over 4,300 digits: length first)."""
+    stripped = text.strip()
+    if not _INT.match(stripped):
+        return False
+    digits = stripped.lstrip("+-").lstrip("0")
+    return len(digits) <= 19 and int(digits or "0") <= INT64_MAX
+
+
+def _int_value(text: str) -> int:
+    """An int64 field's value (leading zeros dropped first: ``int`` counts them against its digit limit)."""
+    stripped = text.strip()
+    value = int(stripped.lstrip("+-").lstrip("0") or "0")
+    return -value if stripped.startswith("-") else value
 
 
 def column_kind(texts: Sequence[str]) -> str:
     """The dtype pandas infers for a column of these field texts: ``"int"``, ``"float"`` or ``"str"``."""
     present = [t for t in texts if t not in NA_STRINGS]
-    if present and len(present) == len(texts) and all(_INT.match(t) and abs(int(t)) <= INT64_MAX for t in present):
+    if present and len(present) == len(texts) and all(_int64(t) for t in present):
         return "int"
-    if all(_FLOAT.match(t) for t in present) and present:
+    if all(_FLOAT.match(t.strip()) for t in present) and present:
         return "float"
     return "str" if present else "float"  # an all-missing column is float64 (NaN)
 
@@ -67,7 +84,7 @@ def cell(text: str, kind: str) -> Any:
     if text in NA_STRINGS:
         return None
     if kind == "int":
-        return int(text)
+        return _int_value(text)
     if kind == "float":
         return float(text)
     return text

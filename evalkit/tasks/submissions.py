@@ -94,14 +94,26 @@ def validate(
 ) -> "Validation":
     """Check ``path`` as an official submission: every problem (``.valid``, ``.lines()``, ``.verdict()``).
 
-    ``task="auto"`` reads the task from the file's header; ``gold``/``queries``
-    name the split's query sets (several: the split is guessed from the ids),
+    ``task="auto"`` takes the task from the first ``gold`` file, as scoring
+    does (never from the submission), and only without a gold from the file's
+    header (a guess the verdict names); ``gold``/``queries`` name the split's
+    query sets (several: the split is guessed from the ids),
     ``collection_ids`` the known document ids; ``depth`` defaults to the task's.
     """
-    task_name = detect_submission_task(path) if task == "auto" else task
+    task_name, chosen_by = task, "named"
+    if task == "auto":
+        chosen_by = "from the gold" if gold else "guessed from the file's header: pass --task or --gold"
+        if gold:
+            from evalkit.formats import read_qrels
+            from evalkit.tasks import detect_task
+
+            first = read_qrels(gold[0])
+            task_name = detect_task(first.source.format if first.source else "").name
+        else:
+            task_name = detect_submission_task(path)
     expectations = expectations_for(task_name, query_files=[*gold, *queries], split=split, collection_files=collection_ids,
                                     depth=depth)
-    return Validation(os.fspath(path), expectations, validate_file(path, expectations))
+    return Validation(os.fspath(path), expectations, validate_file(path, expectations), chosen_by)
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,6 +123,7 @@ class Validation:
     path: str
     expectations: Expectations
     problems: Problems
+    task_chosen: str = "named"  # how the task was chosen: named, from the gold, or guessed from the file's header
 
     @property
     def valid(self) -> bool:
@@ -136,6 +149,8 @@ class Validation:
             parts.append(f"ids checked against {expectations.collection_note}")
         else:
             parts.append("ids not checked against a collection (give --collection-ids)")
+        if self.task_chosen != "named":
+            parts.insert(0, f"task {self.task_chosen}")
         details = "; ".join(parts)
         warnings = f" with {problems.summary('warning')}" if problems.warnings else ""
         if problems.valid:

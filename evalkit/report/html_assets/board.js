@@ -1,4 +1,4 @@
-/* evalkit page: the leaderboard (sortable by any column, marks against the baseline, tied groups, bounds). */
+/* evalkit page: the leaderboard (sortable by any column, marks against the baseline, rank intervals, letters, tied groups, bounds). */
 "use strict";
 
 EK.board = {
@@ -24,6 +24,8 @@ EK.board = {
     if (key === "name") return row.name.toLowerCase();
     if (key === "file") return row.file.toLowerCase();
     if (key === "next") return row.vs_next ? row.vs_next.p_adjusted : Infinity;
+    if (key === "ranks") return row.rank_interval ? row.rank_interval[0] * 100000 + row.rank_interval[1] : row.rank;
+    if (key === "letters") return row.letters;
     const value = row.values[key];
     return Number.isFinite(value) ? value : -Infinity;
   },
@@ -57,21 +59,32 @@ EK.board = {
 
   render() {
     const D = this.D, board = D.board, showBounds = this.bounds.checked, leaderboard = D.meta.kind === "leaderboard";
-    const heads = [this.header("#", "rank", "", "official rank (equal scores share a rank)"),
-      this.header(leaderboard ? "run (file)" : "run", "name", "text", "click to sort by name")];
+    const pairs = board.all_pairs;
+    const heads = [this.header("#", "rank", "", "official rank (equal scores share a rank)")];
+    if (pairs) {
+      heads.push(this.header("ranks", "ranks", "", "rank interval: the ranks not ruled out by the all-pairs comparison (" +
+        pairs.procedure + ", alpha " + pairs.alpha + "): [1 + runs significantly better, k - runs significantly worse]"));
+      heads.push(this.header("letters", "letters", "text", "runs sharing a letter are not significantly different"));
+    }
+    heads.push(this.header(leaderboard ? "run (file)" : "run", "name", "text", "click to sort by name"));
     board.columns.forEach((col, c) => {
       heads.push(this.header(col.official ? col.label + " (official)" : col.label, c, col.official ? "official" : "",
         (col.official ? "official score; " : "") + "click to sort" + (col.tested ? "" : "; no significance test on this column")));
     });
     heads.push(this.header("vs next rank", "next", "text", board.legend.adjacent || "no adjacent tests"));
     const body = this.order().map((row) => {
-      const cells = [EK.el("td", {}, String(row.rank)), EK.el("td", { class: "name" }, EK.el("span", { class: "run-name" }, row.name),
-        leaderboard ? EK.el("div", { class: "file" }, row.file) : null)];
+      const cells = [EK.el("td", {}, String(row.rank))];
+      if (pairs) cells.push(this.ranksCell(row), EK.el("td", { class: "letters text" }, row.letters));
+      const nameCell = EK.el("td", { class: "name" }, EK.el("span", { class: "run-name" }, row.name),
+        leaderboard ? EK.el("div", { class: "file" }, row.file) : null);
+      cells.push(nameCell);
       board.columns.forEach((col, c) => cells.push(this.cell(row, col, c, showBounds)));
       cells.push(this.nextCell(row));
-      const tr = EK.el("tr", { class: [row.group % 2 ? "group-odd" : "", row.baseline ? "baseline" : ""].join(" ").trim(),
+      const shade = pairs ? (row.tied_with_top ? "top-group" : "") : (row.group % 2 ? "group-odd" : "");
+      const tr = EK.el("tr", { class: [shade, row.baseline ? "baseline" : ""].join(" ").trim(),
         "data-run": row.name, "data-group": String(row.group) }, cells);
-      EK.tip(cells[1], () => `${row.file}\ntied group ${row.group + 1}` + (row.unjudged_added ? `\n${row.unjudged_added} retrieved (query, document) pairs are unjudged` : ""));
+      EK.tip(nameCell, () => `${row.file}\n` + (pairs ? (row.tied_with_top ? "tied with #1" : "significantly below #1") : `tied group ${row.group + 1}`) +
+        (row.unjudged_added ? `\n${row.unjudged_added} retrieved (query, document) pairs are unjudged` : ""));
       return tr;
     });
     EK.clear(this.table).append(EK.el("thead", {}, EK.el("tr", {}, heads)), EK.el("tbody", {}, body));
@@ -93,6 +106,16 @@ EK.board = {
     return td;
   },
 
+  ranksCell(row) {
+    const [low, high] = row.rank_interval, [blow, bhigh] = row.bootstrap_rank_interval;
+    const text = low === high ? String(low) : `${low}-${high}`;
+    const td = EK.el("td", { class: "ranks" + (low === high ? " exact" : "") }, text);
+    EK.tip(td, `${row.name}: rank ${row.rank}; the ranks it may really hold: ${text} (all-pairs comparison)\n` +
+      `bootstrap rank interval: ${blow === bhigh ? blow : blow + "-" + bhigh}` + (row.tied_with_top ? "\ntied with #1" : "") +
+      (row.letters ? `\nletters ${row.letters}: not significantly different from the runs that share one` : ""));
+    return td;
+  },
+
   nextCell(row) {
     const t = row.vs_next;
     if (!t) return EK.el("td", { class: "next" }, "");
@@ -106,7 +129,7 @@ EK.board = {
 
   legend() {
     const L = this.D.board.legend, box = document.getElementById("board-legend");
-    const lines = ["Best value per column in bold.", L.baseline, L.adjacent, L.groups, L.bounds, ...this.D.board.notes];
+    const lines = ["Best value per column in bold.", ...(L.all_pairs || []), L.baseline, L.adjacent, L.groups, L.bounds, ...this.D.board.notes];
     EK.clear(box).append(...lines.filter(Boolean).map((line) => EK.el("p", {}, line)));
   },
 

@@ -34,6 +34,16 @@ EK.figures = {
     return { fig, root };
   },
 
+  // Round axis values: steps of 1, 2, 2.5 or 5 times a power of ten, covering [low, high] with about `count` intervals.
+  niceTicks(low, high, count = 4) {
+    const range = high - low || Math.abs(high) || 1;
+    const raw = range / count, power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw - 1e-12);
+    const ticks = [];
+    for (let t = Math.floor(low / step + 1e-9) * step; t < high + step - 1e-9 * step; t += step) ticks.push(Math.round(t / step) * step);
+    return ticks.map((t) => (Math.abs(t) < step * 1e-9 ? 0 : Number(t.toPrecision(12))));
+  },
+
   axisY(root, y, ticks, format) {
     const { left, right } = this.M;
     for (const t of ticks) {
@@ -55,9 +65,10 @@ EK.figures = {
     const { left, right, top, bottom } = this.M, w = this.W - left - right, h = this.H - top - bottom;
     let span = 0;
     for (const d of diffs) span = Math.max(span, Math.abs(d));
-    span = span || 1;
+    const half = this.niceTicks(0, span || 1, 2);  // symmetric round ticks: 0, step, 2 step (>= the largest |difference|)
+    span = half[half.length - 1];
     const y = (v) => top + h / 2 - (v / span) * (h / 2);
-    this.axisY(root, y, [-span, -span / 2, 0, span / 2, span], (t) => EK.num(t, 2));
+    this.axisY(root, y, [...half.slice(1).reverse().map((t) => -t), ...half], (t) => EK.num(t, 2));
     const n = diffs.length;
     if (n && n <= 1500) {
       const bw = w / n;
@@ -85,9 +96,10 @@ EK.figures = {
     const { left, right, top, bottom } = this.M, w = this.W - left - right, h = this.H - top - bottom;
     let max = yMax || 0;
     for (const sr of series) for (const v of sr.values) if (Number.isFinite(v)) max = Math.max(max, v);
-    max = max || 1;
+    const ticks = this.niceTicks(0, max || 1);  // round values (10 %, 20 %, ...), the top one >= the highest bar
+    max = ticks[ticks.length - 1];
     const y = (v) => top + h - (v / max) * h;
-    this.axisY(root, y, [0, max / 4, max / 2, (3 * max) / 4, max], format);
+    this.axisY(root, y, ticks, format);
     const group = w / categories.length, bw = (group * 0.8) / Math.max(series.length, 1);
     categories.forEach((cat, c) => {
       const x0 = left + c * group + group * 0.1;
@@ -112,7 +124,7 @@ EK.figures = {
     });
     this.bars("fig-rank", "Rank of the first relevant document",
       "Share of queries whose first relevant document is at rank 1..10, at 11 or later, or not retrieved (none).",
-      F.rank_buckets, series, "% of queries", (v) => v.toFixed(1) + "%");
+      F.rank_buckets, series, "% of queries", (v) => (Number.isInteger(v) ? v : v.toFixed(1)) + "%");
   },
 
   length() {

