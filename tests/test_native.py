@@ -105,7 +105,7 @@ def test_read_table_in_two_halves_joins_codes_lines_and_numbers():
 @needs_native
 def test_read_table_numbers_equal_python_floats():
     """Every number form, converted by the fast path or by Python's own conversion: Python's float(), to the bit."""
-    from evalkit.formats.tables import NUMBER
+    from evalkit.values import NUMBER
 
     rng = np.random.default_rng(9)
     digits = [str(rng.integers(0, 10**int(rng.integers(1, 19)))) for _ in range(3000)]
