@@ -65,7 +65,7 @@ setup(
     # on and evalkit uses its pure-Python twins
     ext_modules=[Extension(
         "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "scan", "permute")],
-        depends=["evalkit/_native_src/native.h", "evalkit/_native_src/table.h"], extra_compile_args=["-O2"], optional=True,
+        depends=[f"evalkit/_native_src/{name}.h" for name in ("native", "table", "lexer")], extra_compile_args=["-O2"], optional=True,
     )],
     install_requires=CORE,
     extras_require={
