@@ -46,7 +46,7 @@ PyObject *positions(PyObject *self, PyObject *args) {
             ok = 0;
         }
     }
-    /* the values, 16 at a time: their slots prefetched before they are probed (as in Factorizer.add) */
+    /* the values, 16 at a time: their slots prefetched before they are probed (as reader.c codes its batches) */
     for (Py_ssize_t base = 0; ok && base < n; base += BATCH) {
         Py_ssize_t m = n - base < BATCH ? n - base : BATCH;
         const unsigned char *texts[BATCH];
