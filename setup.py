@@ -60,11 +60,12 @@ setup(
     package_dir={"evalkit.systems": "systems"},
     package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
-    # evalkit._native: the compiled kernels of the readers (coding millions of run ids 4x faster than pyarrow, one-pass
-    # blank checks) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes on and evalkit uses its pure-Python twins
+    # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
+    # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
+    # on and evalkit uses its pure-Python twins
     ext_modules=[Extension(
-        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "scan", "permute")],
-        depends=["evalkit/_native_src/native.h"], extra_compile_args=["-O2"], optional=True,
+        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "scan", "permute")],
+        depends=[f"evalkit/_native_src/{name}.h" for name in ("native", "table", "lexer")], extra_compile_args=["-O2"], optional=True,
     )],
     install_requires=CORE,
     extras_require={

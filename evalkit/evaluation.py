@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Qrels, Run
-from evalkit.ids import member_of, positions_in
+from evalkit.ids import positions_in
 from evalkit import kernels
 from evalkit.errors import PartialRunError, UsageError
 from evalkit.metrics import parse_metric
@@ -45,6 +45,7 @@ class QueryMatch:
     gold_only: list[str]
     run_only: list[str]
     excluded: list[str] = field(default_factory=list)  # gold queries dropped by the task filter
+    kept: np.ndarray | None = None  # per qrels query: a gold query of the evaluation (gold = qrels.query_ids[kept])
 
 
 def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -> QueryMatch:
@@ -52,8 +53,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
     gold_all = qrels.query_ids
     keep = np.ones(len(gold_all), dtype=bool) if keep_gold is None else keep_gold
     gold = gold_all[keep]
-    position = {q: i for i, q in enumerate(gold.tolist())}
-    run_to_gold = np.fromiter((position.get(q, -1) for q in run.query_ids.tolist()), dtype=np.int64, count=len(run.query_ids))
+    run_to_gold = positions_in(run.query_ids, gold)
     answered = np.zeros(len(gold), dtype=bool)
     answered[run_to_gold[run_to_gold >= 0]] = True
     dropped = set(gold_all[~keep].tolist())
@@ -64,6 +64,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
         gold_only=gold[~answered].tolist(),
         run_only=run_only,
         excluded=gold_all[~keep].tolist(),
+        kept=keep,
     )
 
 
@@ -93,8 +94,8 @@ def judge(
     n_gold = len(sets.gold)
     eval_pos = np.full(max(n_gold, 1), -1, dtype=np.int64)  # one slot at least: the lookups below index it (a task may keep no gold query)
     eval_pos[evaluated] = np.arange(len(evaluated))
-    gold_index = {q: i for i, q in enumerate(sets.gold.tolist())}
-    qrels_to_gold = np.fromiter((gold_index.get(q, -1) for q in qrels.query_ids.tolist()), dtype=np.int64, count=len(qrels.query_ids))
+    kept = np.ones(len(qrels.query_ids), dtype=bool) if sets.kept is None else sets.kept  # gold = qrels.query_ids[kept]
+    qrels_to_gold = np.where(kept, np.cumsum(kept) - 1, -1)
 
     # judgments of the evaluated queries, keyed by (gold position, qrels doc code)
     jq = qrels_to_gold[qrels.qidx]
@@ -145,12 +146,12 @@ def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.n
     """(query position, rank, grade) of each ranked row whose document is judged (grade >= 0) for its evaluated query.
 
     A repeated document counts at its first position only; ``depth`` keeps the
-    top of each ranking. One pass in C (:mod:`evalkit._native`, each query's few
+    top of each ranking. One pass in C (:mod:`evalkit._native`, each query's
     judgments at hand while its rows go by); else numpy: a document judged for
     some query first, then the (query, document) key looked up.
     """
     found = kernels.judged_rows(ranked.qidx, ranked.didx, ranked.rank, ranked.first, run_query_pos, run_to_qdoc,
-                                np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1)), jkey_sorted % n_docs, jg_sorted, depth)
+                                np.searchsorted(jkey_sorted // n_docs, np.arange(n_eval + 1)), jkey_sorted % n_docs, jg_sorted, depth, n_docs)
     if found is not None:
         return found
     rows = np.flatnonzero((run_to_qdoc >= 0)[ranked.didx])
@@ -306,10 +307,13 @@ def evaluate(
         depth=depth,
         run_tag=run.tag,
         judged_only=judged_only,
-        qrels_relevant=int(np.count_nonzero(qrels.grades[_gold_mask(qrels, sets)[qrels.qidx]] > 0)),
+        qrels_relevant=_qrels_relevant(qrels, sets),
     )
 
 
-def _gold_mask(qrels: Qrels, sets: QueryMatch) -> np.ndarray:
-    """Per qrels query: it is a gold query of the evaluation (not dropped by a task rule)."""
-    return member_of(qrels.query_ids, sets.gold)
+def _qrels_relevant(qrels: Qrels, sets: QueryMatch) -> int:
+    """Judgments with a grade > 0 for the gold queries of the evaluation (those a task rule keeps)."""
+    positive = qrels.grades > 0
+    if sets.kept is not None:
+        positive &= sets.kept[qrels.qidx]
+    return int(np.count_nonzero(positive))

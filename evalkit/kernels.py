@@ -25,30 +25,44 @@ COMPILED = native is not None
 SEED = int.from_bytes(os.urandom(8), "little")  # the id tables' hash seed, per process as Python's own str hashing (codes never depend on it)
 
 
+# From 4 MB a table is read in two halves on two threads where a core is idle: the halves' id tables are joined after,
+# so the two threads do 1.4-1.7x the work of one (a 35-177 MB run): a gain only with a core to spare.
+SPLIT_BYTES = 1 << 22
+
+
+def idle_cores() -> float:
+    """The cores this process may run on less the system's load (the last minute's average of runnable tasks)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores - (os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0)
+
+
 def _int64(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
 def judged_rows(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, first: np.ndarray, run_query_pos: np.ndarray,
                 run_to_qdoc: np.ndarray, offsets: np.ndarray, judged_docs: np.ndarray, judged_grades: np.ndarray,
-                depth: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                depth: int | None, n_qdocs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(query position, rank, grade) of every ranked row whose document is judged for its evaluated query, in one pass.
 
     The run's rows in rank order (``qidx``, ``didx``, ``rank``, ``first``: not
     a repeat); ``run_query_pos``: each run query's evaluated position (-1: not
-    evaluated); ``run_to_qdoc``: each run document's code among judged
-    documents (-1: never judged); ``offsets``: where each evaluated query's
-    judgments start in ``judged_docs`` / ``judged_grades`` (sorted by document
-    code). ``None`` without the kernel.
+    evaluated); ``run_to_qdoc``: each run document's code among the
+    ``n_qdocs`` judged documents (-1: never judged); ``offsets``: where each
+    evaluated query's judgments start in ``judged_docs`` / ``judged_grades``
+    (qrels document codes). ``None`` without the kernel.
     """
     if native is None:
         return None
+    doc_run_code = np.full(max(n_qdocs, 1), -1, dtype=np.int64)  # each judged document's run code (-1: not in the run)
+    named = np.flatnonzero(run_to_qdoc >= 0)
+    doc_run_code[run_to_qdoc[named]] = named
     room = len(judged_docs)
     qpos, ranks, grades = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.float64)
     count = native.judged_rows(
         _int64(qidx), _int64(didx), _int64(rank), np.ascontiguousarray(first, dtype=bool).view(np.uint8), _int64(run_query_pos),
-        np.ascontiguousarray(run_to_qdoc >= 0).view(np.uint8), _int64(run_to_qdoc), _int64(offsets), _int64(judged_docs),
-        np.ascontiguousarray(judged_grades, dtype=np.float64), depth or 0, qpos, ranks, grades,
+        doc_run_code, _int64(offsets), _int64(judged_docs), np.ascontiguousarray(judged_grades, dtype=np.float64), depth or 0,
+        qpos, ranks, grades,
     )
     return qpos[:count], ranks[:count], grades[:count]
 
@@ -62,11 +76,24 @@ def first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.nda
     return first
 
 
-def blank_profile(data: bytes) -> tuple[bool, bool, bool, bool, bool] | None:
-    """(a space, a tab, CR/VT/FF, a space-delimited empty field, a tab-delimited empty field) of ``data``; ``None`` without the kernel."""
+def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int, threads: int | None = None
+               ) -> tuple[list[tuple[np.ndarray, list[str]]], np.ndarray, int, int] | None:
+    """A whitespace table's kept columns coded (codes, distinct ids in code order), its numeric column, the lines
+    with extra fields and the first of them, in one pass; ``None`` without the kernel or where the Python reader must
+    name a bad line (a wrong field count, a number it refuses). ``threads``: 2 reads the two halves at once, 1 in
+    one pass; by default two from :data:`SPLIT_BYTES` where a second core is idle (:func:`idle_cores`)."""
     if native is None:
         return None
-    return tuple(bool(v) for v in native.blank_profile(data))  # type: ignore[return-value]
+    if threads is None:
+        threads = 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
+    room = (len(data) + 1) // (2 * n_fields) + 1  # a data line holds n_fields fields, n_fields - 1 blanks and a newline
+    codes = tuple(np.empty(room, dtype=np.int64) for _ in keep)  # untouched pages past the last row cost nothing
+    values = np.empty(room, dtype=np.float64)
+    found = native.read_table(data, n_fields, extra, tuple(keep), numeric, codes, values, SEED, threads)
+    if found is None:
+        return None
+    rows, n_extra, first_extra, uniques = found
+    return [(column[:rows], ids) for column, ids in zip(codes, uniques)], values[:rows], n_extra, first_extra
 
 
 def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:
@@ -80,31 +107,6 @@ def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return out
-
-
-class ArrowFactorizer:
-    """Codes Arrow ``string`` chunks in first-seen order, chunk after chunk (the kernel keeps a copy of each distinct id)."""
-
-    def __init__(self) -> None:
-        if native is None:
-            raise RuntimeError("the compiled id coder is not built")  # callers check factorizer() first
-        self._coder = native.Factorizer(SEED)
-
-    def add(self, chunk: Any, codes: np.ndarray) -> None:
-        """Write the codes of one null-free pyarrow ``string`` chunk's rows into ``codes`` (int64, one per row)."""
-        n = len(chunk)
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=n + 1, offset=chunk.offset * 4)
-        data = chunk.buffers()[2]
-        self._coder.add(offsets, b"" if data is None else data, codes)
-
-    def uniques(self) -> list[str]:
-        """The distinct ids so far, in code order."""
-        return self._coder.uniques()
-
-
-def factorizer() -> ArrowFactorizer | None:
-    """A new Arrow id coder, or ``None`` without the kernel."""
-    return ArrowFactorizer() if native is not None else None
 
 
 def permuted_sums(values: np.ndarray, bit_generator: np.random.BitGenerator, products: np.ndarray, thresholds: np.ndarray,

@@ -8,15 +8,25 @@ time. Written inside JSON outputs, as a block in Markdown reports, and as a
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
-import platform
+import sys
 from typing import Any, Mapping
 
-from evalkit import jsonout
 from evalkit._version import __version__
 from evalkit.ranking import RANKING_RULE
 from evalkit.outputs import atomic_write, sidecar_of
-from evalkit.textio import sha256_of
+from evalkit.textio import check_regular
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The sha256 of a regular file, read in 1 MB blocks."""
+    check_regular(path)
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def input_entry(role: str, source) -> dict[str, Any]:
@@ -47,7 +57,7 @@ def build_manifest(
         "options": dict(options or {}),
         "seed": seed,
         "ranking_rule": RANKING_RULE,
-        "python": platform.python_version(),
+        "python": sys.version.split()[0],  # platform.python_version(), without importing platform
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
 
@@ -55,6 +65,7 @@ def build_manifest(
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:
     """A Markdown block for reports (``< > & { }`` in its strings as JSON escapes: literal wherever it is published;
     no bare NaN: see :mod:`evalkit.jsonout`)."""
+    from evalkit import jsonout
     from evalkit.safetext import markdown_json
 
     lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(jsonout.document(manifest), indent=2, allow_nan=False),
@@ -64,6 +75,8 @@ def manifest_markdown(manifest: Mapping[str, Any]) -> str:
 
 def write_sidecar(output_path: str | os.PathLike, manifest: Mapping[str, Any]) -> str:
     """Write ``<output>.manifest.json``; it always follows its output (callers check --force first)."""
+    from evalkit import jsonout
+
     path = sidecar_of(output_path)
     atomic_write(path, jsonout.dumps(manifest, indent=2) + "\n", force=True)
     return path

@@ -16,14 +16,16 @@ import io
 import os
 import re
 import stat
-import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
+from evalkit import readahead
 from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
 from evalkit.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover - zipfile is imported where a zip is read
+    import zipfile
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -105,6 +107,8 @@ def read_input_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes
 
 def gunzip_bounded(raw: bytes, path: str, limit: int | None = None) -> bytes:
     """Decompress gzip data (several members too), refusing more than ``limit`` bytes of output."""
+    import zlib
+
     limit = max_input_bytes() if limit is None else limit
     out = bytearray()
     data = raw
@@ -138,6 +142,9 @@ def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str
                     advice: str = RAISE_LIMIT) -> bytes:
     """One member's bytes, read in chunks and refused beyond ``limit`` whatever size the archive declares
     (``advice``: what the refusal suggests, e.g. to a participant who cannot raise the limit)."""
+    import zipfile
+    import zlib
+
     limit = max_input_bytes() if limit is None else limit
     if member.file_size > limit:
         raise _too_large(path, f"zip member {member.filename!r} ({member.file_size:,} bytes)", limit, advice)
@@ -170,7 +177,7 @@ class LoadedFile:
     data: bytes  # normalised bytes: no BOM, LF line ends, valid UTF-8
     member: str | None  # zip member name, if read from a zip
 
-    def __init__(self, path: str, data: bytes, sha256: str | Digest, member: str | None = None) -> None:
+    def __init__(self, path: str, data: bytes, sha256: "str | Digest | readahead._Ahead", member: str | None = None) -> None:
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "member", member)
@@ -179,7 +186,7 @@ class LoadedFile:
     @property
     def sha256(self) -> str:
         digest = self.__dict__["_sha256"]
-        if isinstance(digest, Digest):
+        if not isinstance(digest, str):  # still being taken on a second thread
             digest = digest.result()
             object.__setattr__(self, "_sha256", digest)
         return digest
@@ -191,15 +198,6 @@ class LoadedFile:
 
     def text(self) -> str:
         return self.data.decode("utf-8")
-
-
-def sha256_of(path: str | os.PathLike) -> str:
-    check_regular(path)
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -258,6 +256,8 @@ def zip_data_members(archive: zipfile.ZipFile, path: str) -> list[zipfile.ZipInf
 
 def open_zip(raw: bytes, path: str) -> zipfile.ZipFile:
     """The zip archive in ``raw``; one line when it is not a readable zip."""
+    import zipfile
+
     try:
         return zipfile.ZipFile(io.BytesIO(raw))
     except zipfile.BadZipFile as exc:
@@ -331,10 +331,11 @@ def decode_check(data: bytes, label: str) -> bytes:
 
 
 def load(path: str | os.PathLike) -> LoadedFile:
-    """Read a plain, gzip or single-member zip file as normalised UTF-8 bytes."""
+    """Read a plain, gzip or single-member zip file as normalised UTF-8 bytes (those read ahead, if unchanged since)."""
     path = str(path)
-    raw = read_input_bytes(path)
-    digest: str | Digest = Digest(raw) if len(raw) >= BACKGROUND_DIGEST_BYTES else hashlib.sha256(raw).hexdigest()
+    ahead = readahead.take(path, check_regular(path), max_input_bytes())
+    raw = ahead[0] if ahead else read_input_bytes(path)
+    digest = ahead[1] if ahead else Digest(raw) if len(raw) >= BACKGROUND_DIGEST_BYTES else hashlib.sha256(raw).hexdigest()
     member = None
     container = container_of(raw)
     if container == "gzip":

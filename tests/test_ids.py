@@ -1,4 +1,4 @@
-"""evalkit.ids: the compiled kernel and the pure-Python fallback give identical codes and positions."""
+"""evalkit.ids and the compiled id table: the kernel and the pure-Python fallback give identical codes and positions."""
 from __future__ import annotations
 
 import numpy as np
@@ -26,7 +26,7 @@ def kernel(request, monkeypatch):
 
 
 @pytest.mark.parametrize("n, distinct", [(0, 1), (1, 1), (50, 5), (20_000, 300), (200_000, 150_000)])
-def test_factorize_arrow_codes_in_first_seen_order(kernel, n, distinct):
+def test_factorize_arrow_codes_in_first_seen_order(n, distinct):
     values = random_ids(np.random.default_rng(n), n, distinct)
     codes, uniques = ids.factorize_arrow(pa.array(values, type=pa.string()))
     expected_codes, expected_uniques = ids.factorize(values)
@@ -34,14 +34,34 @@ def test_factorize_arrow_codes_in_first_seen_order(kernel, n, distinct):
     assert codes.tolist() == expected_codes.tolist() and uniques.tolist() == expected_uniques.tolist()
 
 
-def test_factorize_arrow_on_a_slice_and_a_fresh_seed(kernel, monkeypatch):
+def test_factorize_arrow_on_a_slice():
     values = random_ids(np.random.default_rng(7), 5_000, 700)
     sliced = pa.array(["skipped"] * 13 + values, type=pa.string()).slice(13)  # offsets not starting at 0
     expected = ids.factorize(values)
-    for seed in (0, 1, 2**64 - 1):
+    codes, uniques = ids.factorize_arrow(sliced)
+    assert codes.tolist() == expected[0].tolist() and uniques.tolist() == expected[1].tolist()
+
+
+def coded_by_the_reader(values: list[str]) -> tuple[list[int], list[str]]:
+    """The compiled reader's codes of ``values`` written one a line (``ID 1``): its id table at work."""
+    data = "".join(f"{v} 1\n" for v in values).encode()
+    [(codes, uniques)], numbers, _, _ = kernels.read_table(data, 2, False, (0,), 1)
+    assert numbers.tolist() == [1.0] * len(values)
+    return codes.tolist(), uniques
+
+
+needs_native = pytest.mark.skipif(not kernels.COMPILED, reason="evalkit._native was not built (no C compiler at install time)")
+SPLITTABLE = [t for t in TRICKY if t and t.split() == [t]]  # ids a whitespace table can hold
+
+
+@needs_native
+@pytest.mark.parametrize("n, distinct", [(1, 1), (50, 5), (20_000, 300), (200_000, 150_000)])
+def test_the_compiled_id_table_codes_in_first_seen_order(n, distinct, monkeypatch):
+    values = [v for v in random_ids(np.random.default_rng(n), n, distinct) if v in SPLITTABLE or v.startswith("doc-")]
+    expected_codes, expected_uniques = ids.factorize(values)
+    for seed in (0, 1, 2**64 - 1):  # the codes never depend on the seed
         monkeypatch.setattr(kernels, "SEED", seed)
-        codes, uniques = ids.factorize_arrow(sliced)
-        assert codes.tolist() == expected[0].tolist() and uniques.tolist() == expected[1].tolist()
+        assert coded_by_the_reader(values) == (expected_codes.tolist(), expected_uniques.tolist())
 
 
 def test_positions_in(kernel):
@@ -60,11 +80,13 @@ def test_positions_in_ids_that_are_not_str(kernel):
     assert ids.positions_in(values, universe).tolist() == [1, 0, 2, -1]
 
 
-def test_many_ids_sharing_prefixes_and_hash_bits(kernel):
-    """Ids equal in their first 8 bytes and of equal length only differ past the inline prefix."""
-    values = [f"prefix__{i:07d}" for i in range(30_000)] * 2
-    codes, uniques = ids.factorize_arrow(pa.array(values, type=pa.string()))
-    assert codes.tolist() == list(range(30_000)) * 2 and len(uniques) == 30_000
+@needs_native
+@pytest.mark.parametrize("prefix", ["prefix__", "a_prefix_of_16_b", "a_prefix_longer_than_16_bytes_"])
+def test_many_ids_sharing_prefixes_and_hash_bits(prefix):
+    """Ids equal in their first 8 or 16 bytes and of equal length only differ past the inline prefix."""
+    values = [f"{prefix}{i:07d}" for i in range(30_000)] * 2
+    codes, uniques = coded_by_the_reader(values)
+    assert codes == list(range(30_000)) * 2 and uniques == values[:30_000]
 
 
 def test_member_of_is_linear_and_exact():

@@ -151,7 +151,7 @@ def test_wins_and_losses_have_text_and_gold_doc(dev_report):
 def test_manifest_block(dev_report):
     gold_path, _, markdown = dev_report
     manifest = section(markdown, "Manifest")
-    from evalkit.textio import sha256_of
+    from evalkit.manifest import sha256_of
 
     assert sha256_of(gold_path) in manifest and sha256_of(SCIBERT) in manifest
     assert '"command": "report"' in manifest and '"seed": 42' in manifest and '"evalkit_version"' in manifest

@@ -16,7 +16,7 @@ from evalkit.formats.trec_run import format_trec_run
 from evalkit.tasks.submissions import expectations_for, validate_file, write_submission
 from evalkit.submission.writer import InvalidSubmissionError
 from evalkit.tasks import get_task
-from evalkit.textio import sha256_of
+from evalkit.manifest import sha256_of
 
 AIRWAVES = CT4B / "runs" / "airwaves"
 OTHER = CT4B / "runs" / "other-teams"

@@ -153,16 +153,27 @@ def test_random_tokens_agree_on_both_paths(tmp_path):
             assert restricted(small) == restricted(big), token
 
 
-def test_clean_large_files_take_the_fast_path_and_doubtful_ones_do_not(tmp_path, monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False])
+def test_clean_large_files_take_the_fast_path_and_doubtful_ones_do_not(tmp_path, monkeypatch, compiled):
+    """Compiled, every well-formed large file is read in one pass of C (double blanks too); without the kernel, pyarrow
+    takes the clean ones and leaves a double blank to the Python parser."""
+    from evalkit import kernels
+
+    if compiled and kernels.native is None:
+        pytest.skip("evalkit._native was not built")
+    if not compiled:
+        monkeypatch.setattr(kernels, "native", None)
     calls = []
-    original = tables._arrow_whitespace
-    monkeypatch.setattr(tables, "_arrow_whitespace", lambda *a: calls.append(original(*a)) or calls[-1])
+    name = "_compiled_whitespace" if compiled else "_arrow_whitespace"
+    original = getattr(tables, name)
+    monkeypatch.setattr(tables, name, lambda *a: calls.append(original(*a)) or calls[-1])
     path = tmp_path / "run.trec"
     path.write_text(pad("# comment\nq1 Q0 a#1 1 0.5 r\n"))
-    read_run(path)
-    path.write_text(pad("q1 Q0 a 1 0.5 r\nq1  Q0 b 2 0.4 r\n"))  # a double blank: the Python parser decides
-    read_run(path)
-    assert calls[0] is not None and calls[1] is None
+    first = read_run(path)
+    path.write_text(pad("q1 Q0 a 1 0.5 r\nq1  Q0 b 2 0.4 r\n"))  # a double blank
+    second = read_run(path)
+    assert calls[0] is not None and (calls[1] is not None) == compiled
+    assert first.n_rows == second.n_rows - 1
 
 
 # ---------------------------------------------------------------- options and output

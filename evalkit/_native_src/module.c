@@ -1,22 +1,23 @@
-/* evalkit._native (module.c registers ids.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
+/* evalkit._native (module.c registers ids.c, reader.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
  * pure-Python twin that gives the same results).
  *
- * Id coding, for evalkit/ids.py:
- * Factorizer(seed): .add(offsets, data, codes) codes the UTF-8 strings of one Arrow string chunk
- *     (int32 offsets into data) in first-seen order, continuing across calls, into ``codes`` (int64,
- *     one per row); .uniques() gives the distinct strings as str, in code order. It keeps its own copy
- *     of each distinct id, so a chunk may be freed after its call (a reader's streamed blocks).
+ * Reading, for evalkit/formats/tables.py:
+ * read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads) -> None or (rows, n_extra, first_extra, uniques)
+ *     A TREC run's or qrels' whitespace columns in one pass (see reader.c; two halves on two threads with threads=2):
+ *     the id columns coded in first-seen order as the bytes go by, the numeric column converted; None where the
+ *     Python reader must name a bad line.
+ *
+ * Id lookup, for evalkit/ids.py:
  * positions(values, universe, out, seed)
  *     For each str of the list ``values``, its index in the list ``universe`` of distinct str (-1 when
  *     absent), written to ``out`` (int64).
  *
- * One open-addressing table (linear probing, load <= 1/2) whose 24-byte slots keep the id's length
- * and first 16 bytes inline, so that the ids of most collections (<= 16 bytes) are compared without
- * a second memory access; a row equal to the row before takes its code unhashed (a run's query ids);
- * the hashes of 16 rows are computed before their slots are probed, with the slots
- * prefetched, so that the cache misses of a table larger than the cache overlap (a hash join's batch
- * probing). The hash is seeded per process (``seed``), so crafted ids cannot force collisions. The
- * results do not depend on the seed. Byte-wise equality decides; the GIL is released while working.
+ * Both use one id table (table.h): open addressing whose 24-byte slots keep the id's length and first 16 bytes
+ * inline, so that the ids of most collections (<= 16 bytes) are compared without a second memory access; a row
+ * equal to the row before takes its code unhashed (a run's query ids); the hashes of 16 rows are computed before
+ * their slots are probed, with the slots prefetched, so that the cache misses of a table larger than the cache
+ * overlap (a hash join's batch probing). The hash is seeded per process (``seed``), so crafted ids cannot force
+ * collisions. The results do not depend on the seed. Byte-wise equality decides; the GIL is released while working.
  *
  * First occurrences, for evalkit/ranking.py:
  * first_occurrences(qidx, didx, n_docs, first) -> repeats
@@ -33,12 +34,6 @@
  *     The run sums of each replicate of the randomised Tukey HSD test: every topic's row of scores shuffled
  *     by Fisher-Yates with digits from numpy's bit generator (the capsule), as the numpy twin shuffles
  *     them (see permute.c and the module docstring of randomised_tukey.py).
- *
- * Blank profile, for evalkit/formats/tables.py:
- * blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)
- *     Whether ``data`` holds a space, a tab, another ASCII blank (CR, VT, FF); and, for space and for
- *     tab, whether a line has an empty field with it as the delimiter: two in a row, or one at the
- *     start or end of a line. One pass over the bytes.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -51,7 +46,7 @@
 static PyMethodDef methods[] = {
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
-    {"blank_profile", blank_profile, METH_VARARGS, "blank_profile(data) -> (spaces, tabs, other_blanks, space_gap, tab_gap)"},
+    {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads): see reader.c"},
     {"permuted_sums", permuted_sums, METH_VARARGS, "permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},
@@ -60,15 +55,4 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalkit._native", "Compiled kernels of evalkit's readers and permutation test (see evalkit/_native_src/module.c).", -1, methods,
                                    NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&FactorizerType) < 0) return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (m == NULL) return NULL;
-    Py_INCREF(&FactorizerType);
-    if (PyModule_AddObject(m, "Factorizer", (PyObject *)&FactorizerType) < 0) {
-        Py_DECREF(&FactorizerType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
-}
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

@@ -1,11 +1,10 @@
-/* The functions and type evalkit._native exports (module.c registers them). */
+/* The functions evalkit._native exports (module.c registers them). */
 #ifndef EVALKIT_NATIVE_H
 #define EVALKIT_NATIVE_H
 #include <Python.h>
 
-extern PyTypeObject FactorizerType;                        /* ids.c */
+PyObject *read_table(PyObject *self, PyObject *args);        /* reader.c */
 PyObject *positions(PyObject *self, PyObject *args);        /* ids.c */
-PyObject *blank_profile(PyObject *self, PyObject *args);    /* scan.c */
 PyObject *first_occurrences(PyObject *self, PyObject *args); /* scan.c */
 PyObject *judged_rows(PyObject *self, PyObject *args);       /* scan.c */
 PyObject *permuted_sums(PyObject *self, PyObject *args);     /* permute.c */

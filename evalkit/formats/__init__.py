@@ -71,6 +71,8 @@ def register(fmt: Format) -> Format:
 
 
 def formats(kind: str | None = None) -> list[Format]:
+    if kind not in ("run", "qrels"):
+        _register_collections()
     return [f for f in _REGISTRY.values() if kind is None or f.kind == kind]
 
 
@@ -179,7 +181,11 @@ from evalkit.formats import (  # noqa: E402
     trec_run,
 )
 
-# collections and query files, in their own sniffing order: binary tables, then text formats by their first bytes
-from evalkit.formats import collection_binary, beir_jsonl, trec_sgml, smart, collection_table, id_text  # noqa: E402
+
+
+def _register_collections() -> None:
+    """Collections and query files register on first use (scoring reads none), in their own sniffing order: binary
+    tables, then text formats by their first bytes."""
+    from evalkit.formats import collection_binary, beir_jsonl, trec_sgml, smart, collection_table, id_text  # noqa: F401
 
 __all__ = ["Format", "Sample", "detect", "formats", "read_qrels", "read_run", "register"]

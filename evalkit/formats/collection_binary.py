@@ -11,7 +11,7 @@ from typing import Iterator, Mapping
 from evalkit.data import Source
 from evalkit.errors import InputError, UsageError
 from evalkit.formats.collections import Probe, Record, canonical, register_collection
-from evalkit.textio import sha256_of
+from evalkit.manifest import sha256_of
 
 
 def _pickle_records(path: str, trust_pickle: bool, mapping: Mapping[str, str]) -> Iterator[Record]:

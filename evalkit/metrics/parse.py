@@ -15,7 +15,6 @@ refused with the choices spelled out.
 """
 from __future__ import annotations
 
-import difflib
 import re
 
 from evalkit.errors import UsageError
@@ -45,6 +44,8 @@ def _kind(value) -> str:
 
 
 def _close_matches(name: str) -> str:
+    import difflib
+
     names = sorted(set(_REGISTRY) | set(AMBIGUOUS))
     close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
     if close:

@@ -23,16 +23,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from evalkit._version import DISTRIBUTION
+from evalkit.entry_points import EntryPoint, entry_points
 from evalkit.errors import UsageError
 from evalkit.pipelines.stages import STAGE_KINDS, Labeler, Reranker, System, option_fields
 
 ENTRY_POINT_GROUP = "evalkit.systems"
 _REGISTRY: dict[str, type[System]] = {}
-_ENTRY_POINTS: dict[str, metadata.EntryPoint] | None = None
+_ENTRY_POINTS: dict[str, EntryPoint] | None = None
 
 
 def _who(cls: Any) -> str:
@@ -53,10 +53,10 @@ def register_system(cls: type[System]) -> type[System]:
     return cls
 
 
-def _entry_points() -> dict[str, metadata.EntryPoint]:
+def _entry_points() -> dict[str, EntryPoint]:
     global _ENTRY_POINTS
     if _ENTRY_POINTS is None:
-        _ENTRY_POINTS = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        _ENTRY_POINTS = {ep.name: ep for ep in entry_points(ENTRY_POINT_GROUP)}
     return _ENTRY_POINTS
 
 
@@ -76,8 +76,7 @@ def get_system_class(name: str) -> type[System]:
     entry = _entry_points().get(name)
     if entry is None:
         raise UsageError(f"unknown system {name!r} (known: {', '.join(system_names()) or 'none'})")
-    dist = getattr(entry, "dist", None)
-    dist_name = dist.name if dist is not None else None
+    dist_name = getattr(entry, "dist_name", None)
     builtin = entry.value.startswith("evalkit.systems.")
     hint = f"pip install '{DISTRIBUTION}[systems]'" if builtin or dist_name is None else f"pip install --force-reinstall {dist_name}"
     try:

@@ -17,8 +17,8 @@ declarations. The task-aware submission entry points are in
 from __future__ import annotations
 
 import numbers
-from importlib import metadata
 
+from evalkit.entry_points import EntryPoint, entry_points
 from evalkit.errors import EvalkitError, UsageError, shown
 from evalkit.tasks.base import Task, TaskScore
 
@@ -47,6 +47,8 @@ def _origin(task_cls: type) -> str:
     where = f"{task_cls.__module__}:{task_cls.__qualname__}"
     dist = _ORIGIN.get(task_cls)
     if dist is None:
+        from importlib import metadata
+
         top = task_cls.__module__.split(".")[0]
         dist = ", ".join(metadata.packages_distributions().get(top, [])) or f"package {top!r}"
     return f"{dist} ({where})"
@@ -71,9 +73,8 @@ def register(task_cls: type[Task]) -> type[Task]:
     return task_cls
 
 
-def _distribution(entry: metadata.EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    return dist.name if dist is not None else "the plugin"
+def _distribution(entry: EntryPoint) -> str:
+    return entry.dist_name or "the plugin"
 
 
 def load_entry_points() -> None:
@@ -82,7 +83,7 @@ def load_entry_points() -> None:
     if _LOADED:
         return
     _LOADED = True
-    entries = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    entries = entry_points(ENTRY_POINT_GROUP)
     try:
         for entry in entries:
             _load_entry(entry)
@@ -96,7 +97,7 @@ def load_entry_points() -> None:
         raise
 
 
-def _load_entry(entry: metadata.EntryPoint) -> None:
+def _load_entry(entry: EntryPoint) -> None:
     dist = _distribution(entry)
     try:
         loaded = entry.load()

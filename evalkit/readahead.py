@@ -1,0 +1,98 @@
+"""Inputs read ahead: a command's input files read and hashed on a second thread while it imports what it needs.
+
+``evalkit score RUN GOLD`` spends its first tenth of a second importing numpy,
+click and evalkit, and reading a 177 MB run and taking its sha256 costs as
+much again; both wait on different things (the interpreter, the kernel's
+copy), so they overlap. :func:`start` reads each regular file it is given on a
+second thread (the GIL is free while the kernel copies and hashlib hashes);
+:func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
+the file is the one that was read (same device, inode, size and modification
+time), else nothing, and load reads it itself. It is only a hint: a file that
+is missing, not regular, larger than the limit or unreadable is left to load,
+which names the problem as it always does.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+
+_AHEAD: dict[str, "_Ahead"] = {}
+
+
+class _Ahead:
+    """One file on the read-ahead thread: ``read`` is set once its bytes are in (or it was skipped), ``hashed`` once
+    their sha256 is taken (the bytes are handed over before)."""
+
+    def __init__(self) -> None:
+        self.read = threading.Event()
+        self.hashed = threading.Event()
+        self.key: tuple[int, ...] | None = None
+        self.data: bytes | None = None
+        self.hex: str | None = None
+
+    def result(self) -> str:
+        """The sha256, waiting for it (the interface of :class:`evalkit.digest.Digest`)."""
+        self.hashed.wait()
+        assert self.hex is not None
+        return self.hex
+
+
+def _key(info: os.stat_result) -> tuple[int, ...]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _read(path: str, ahead: _Ahead, limit: int) -> None:
+    try:  # O_NONBLOCK: a path swapped for a FIFO since it was checked opens without waiting for a writer (then skipped)
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+                data = handle.read(limit + 1)
+                if len(data) <= limit:
+                    ahead.key, ahead.data = _key(info), data
+    except (OSError, MemoryError, ValueError):
+        pass  # load reads it and names the problem
+
+
+def start(paths: list[str], limit: int) -> None:
+    """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
+    hash them."""
+    chosen: list[tuple[int, str, _Ahead]] = []
+    for path in dict.fromkeys(paths):
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size <= limit and path not in _AHEAD:
+            chosen.append((info.st_size, path, _Ahead()))
+            _AHEAD[path] = chosen[-1][2]
+    chosen.sort(key=lambda item: item[0])
+
+    def read_all() -> None:
+        for _, path, ahead in chosen:  # each is marked, even one already taken (its taker waits for it)
+            try:
+                _read(path, ahead, limit)
+            finally:
+                ahead.read.set()
+        for _, _, ahead in chosen:
+            try:
+                if ahead.data is not None:
+                    ahead.hex = hashlib.sha256(ahead.data).hexdigest()
+            finally:
+                ahead.hashed.set()
+
+    if chosen:
+        threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()
+
+
+def take(path: str, info: os.stat_result, limit: int) -> tuple[bytes, _Ahead] | None:
+    """The bytes of ``path`` read ahead and their pending sha256 (``.result()``), when ``info`` (its ``os.stat`` now)
+    shows the same file of at most ``limit`` bytes; else ``None``."""
+    ahead = _AHEAD.pop(path, None)
+    if ahead is None:
+        return None
+    ahead.read.wait()
+    if ahead.data is None or ahead.key != _key(info) or len(ahead.data) > limit:
+        return None
+    return ahead.data, ahead

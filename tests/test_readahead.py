@@ -1,0 +1,79 @@
+"""Input files read ahead (evalkit.readahead) are used only when unchanged; anything doubtful is left to load."""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from evalkit import readahead
+from evalkit.errors import InputError
+from evalkit.textio import load
+
+
+def test_an_unchanged_file_is_taken_a_changed_one_read_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(readahead, "_AHEAD", {})
+    same, changed = tmp_path / "same.trec", tmp_path / "changed.trec"
+    same.write_bytes(b"q1 Q0 d1 1 0.5 r\n")
+    changed.write_bytes(b"q1 Q0 d1 1 0.5 r\n")
+    readahead.start([str(same), str(changed), str(tmp_path / "missing"), str(tmp_path)], limit=1 << 20)
+    assert set(readahead._AHEAD) == {str(same), str(changed)}  # a missing path and a folder are left to load
+    readahead._AHEAD[str(changed)].hashed.wait()
+    changed.write_bytes(b"q1 Q0 d2 1 0.25 r\n")
+    os.utime(changed, ns=(1, 1))
+    taken = load(same)
+    assert taken.data == same.read_bytes() and taken.sha256 == hashlib.sha256(same.read_bytes()).hexdigest()
+    fresh = load(changed)
+    assert fresh.data == b"q1 Q0 d2 1 0.25 r\n" and fresh.sha256 == hashlib.sha256(fresh.data).hexdigest()
+    assert readahead._AHEAD == {}
+
+
+def test_a_file_taken_before_the_thread_reaches_it(tmp_path, monkeypatch):
+    """load may ask for the second file while the thread still reads the first: it waits for it, never forever."""
+    import threading
+
+    monkeypatch.setattr(readahead, "_AHEAD", {})
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.write_bytes(b"x" * (8 << 20))
+    second.write_bytes(b"q1 0 d1 1\n")
+    readahead.start([str(first), str(second)], limit=1 << 30)
+    taken = []
+    taker = threading.Thread(target=lambda: taken.append(readahead.take(str(second), os.stat(second), 1 << 30)))
+    taker.start()
+    taker.join(timeout=60)
+    assert not taker.is_alive() and taken[0][0] == b"q1 0 d1 1\n" and taken[0][1].result() == hashlib.sha256(b"q1 0 d1 1\n").hexdigest()
+    assert readahead.take(str(first), os.stat(first), 1 << 30)[0] == first.read_bytes()
+
+
+def test_limits_and_fifos_are_left_to_load(tmp_path, monkeypatch):
+    monkeypatch.setattr(readahead, "_AHEAD", {})
+    big = tmp_path / "big.trec"
+    big.write_bytes(b"x" * 100)
+    readahead.start([str(big)], limit=10)  # larger than the limit: not read ahead
+    assert readahead._AHEAD == {}
+    readahead.start([str(big)], limit=1000)
+    readahead._AHEAD[str(big)].hashed.wait()
+    assert readahead.take(str(big), os.stat(big), limit=50) is None  # a smaller limit since: load decides
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        readahead.start([str(fifo)], limit=1000)  # never opened, never waited on
+        assert readahead._AHEAD == {}
+        with pytest.raises(InputError, match="not a regular file"):
+            load(fifo)
+
+
+def test_the_command_line_reads_ahead_and_scores_the_same(tmp_path):
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("".join(f"q{q} Q0 d{d} {d} {1 / (d + 1)} r\n" for q in range(50) for d in range(30)))
+    qrels.write_text("".join(f"q{q} 0 d{q % 30} 1\n" for q in range(50)))
+    code = ("import sys, runpy; sys.argv = ['evalkit', 'score', sys.argv[1], sys.argv[2], '--output', 'json'];"
+            "from evalkit import readahead; import evalkit.cli; print(sorted(readahead._AHEAD), file=sys.stderr);"
+            "evalkit.cli.entry_point()")
+    done = subprocess.run([sys.executable, "-c", code, str(run), str(qrels)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert str(run) in done.stderr and str(qrels) in done.stderr  # both were read ahead
+    shas = [line.split('"')[3] for line in done.stdout.splitlines() if '"sha256"' in line]
+    assert shas == [hashlib.sha256(run.read_bytes()).hexdigest(), hashlib.sha256(qrels.read_bytes()).hexdigest()]
