@@ -160,11 +160,10 @@ def param_groups(hf: Any, lr: float, head_lr: float) -> list[dict[str, Any]]:
 def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], Any], o: Any, what: str) -> list[float]:
     """AdamW + linear warm-up/decay over ``o.epochs`` seeded shuffles of ``items`` in batches of ``o.batch_size``."""
 
-    import torch
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    from evalkit.systems._models.modelio import autocast, autocast_dtype, seed_everything
+    from evalkit.systems._models.modelio import adamw, autocast, autocast_dtype, seed_everything
 
     if not items:
         raise UsageError("no training examples (no positives with candidates)")
@@ -177,7 +176,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
     scaler = grad_scaler(device, dtype)
     steps_per_epoch = (len(items) + o.batch_size - 1) // o.batch_size
     total = steps_per_epoch * o.epochs
-    optimizer = torch.optim.AdamW(param_groups(hf, o.lr, getattr(o, "head_lr", 0.0)), lr=o.lr, weight_decay=o.weight_decay)
+    optimizer = adamw(param_groups(hf, o.lr, getattr(o, "head_lr", 0.0)), lr=o.lr, weight_decay=o.weight_decay)
     schedule = get_linear_schedule_with_warmup(optimizer, int(o.warmup * total), total)
     rng = random.Random(o.seed)
     order = list(range(len(items)))

@@ -30,7 +30,7 @@ from evalkit.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.pipelines.engine import LOCAL, Engine
-from evalkit.systems._models.modelio import autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
+from evalkit.systems._models.modelio import adamw, autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
 
 
@@ -96,7 +96,6 @@ def mnrl_loss(q_emb: Any, d_emb: Any, mask: Any, scale: float) -> Any:
 def train(system: "DenseRetriever", corpus: Corpus, queries: Queries, qrels: Qrels,
           first_stage: Run | None = None, *, engine: Engine = LOCAL) -> list[dict[str, float]]:
     """Fine-tune ``system.model`` in place; returns one ``{"epoch", "loss", "steps", "hard_negatives"}`` per epoch."""
-    import torch
     from transformers import get_linear_schedule_with_warmup
 
     o = system.options
@@ -111,7 +110,7 @@ def train(system: "DenseRetriever", corpus: Corpus, queries: Queries, qrels: Qre
     model = system.model
     device = system.device
     dtype = autocast_dtype(device, o.precision)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=o.lr)
+    optimizer = adamw(model.parameters(), lr=o.lr)  # torch.optim.AdamW default weight decay 0.01
     total = steps_per_epoch * o.epochs
     scheduler = get_linear_schedule_with_warmup(optimizer, int(o.warmup_ratio * total), total)
     scaler = grad_scaler(device, dtype)

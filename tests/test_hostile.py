@@ -5,8 +5,10 @@ Every case runs the real CLI in a subprocess under ``resource.RLIMIT_AS``.
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
+import io
 import json
 import os
 import resource
@@ -79,22 +81,34 @@ def fifo(folder: Path, name: str) -> Path:
     return path
 
 
-def gzip_bomb(folder: Path, name: str, size: int = (1 << 30) + (64 << 20)) -> Path:
-    """A small gzip file that decompresses to more than the 1 GiB default limit."""
+@functools.lru_cache(maxsize=None)
+def gzip_bomb_bytes(size: int) -> bytes:
+    """Compressed once per size for the whole module (compressing 1 GiB is most of a bomb test's time)."""
     engine = zlib.compressobj(9, zlib.DEFLATED, 31)
     chunk = b"q1 Q0 d1 1 1.0 r\n" * (1 << 16)
     parts = [engine.compress(chunk) for _ in range(size // len(chunk) + 1)]
-    return write(folder, name, b"".join(parts) + engine.flush())
+    return b"".join(parts) + engine.flush()
 
 
-def zip_bomb(folder: Path, name: str, size: int = (1 << 30) + (64 << 20)) -> Path:
-    path = folder / name
+def gzip_bomb(folder: Path, name: str, size: int = (1 << 30) + (64 << 20)) -> Path:
+    """A small gzip file that decompresses to more than the 1 GiB default limit."""
+    return write(folder, name, gzip_bomb_bytes(size))
+
+
+@functools.lru_cache(maxsize=None)
+def zip_bomb_bytes(size: int) -> bytes:
+    buffer = io.BytesIO()
     chunk = b"\0" * (1 << 20)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         with archive.open("run.trec", "w", force_zip64=True) as member:
             for _ in range(size // len(chunk) + 1):
                 member.write(chunk)
-    return path
+    return buffer.getvalue()
+
+
+def zip_bomb(folder: Path, name: str, size: int = (1 << 30) + (64 << 20)) -> Path:
+    """A zip whose one member inflates past the 1 GiB default limit."""
+    return write(folder, name, zip_bomb_bytes(size))
 
 
 def deep_json(depth: int = 100_000) -> str:

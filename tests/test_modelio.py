@@ -109,3 +109,26 @@ def test_offline_hub_names_fail_at_once_naming_the_packaged_model(monkeypatch):
     with pytest.raises(UsageError, match="did not answer within"):
         resolve_model("cross-encoder/ms-marco-MiniLM-L-6-v2", "cross-encoder model")
     assert time.monotonic() - started < 2 * modelio.HUB_TIMEOUT + 2
+
+
+def test_adamw_uses_the_fused_kernel_and_steps_as_the_for_each_one():
+    """The trainers' AdamW is the fused kernel on the CPU, with the same update as the for-each loop (to float rounding)."""
+    from evalkit.systems._models.modelio import adamw
+
+    torch.manual_seed(0)
+    start = [torch.randn(7, 5), torch.randn(5)]
+    grads = [torch.randn(7, 5), torch.randn(5)]
+    fused_params = [torch.nn.Parameter(t.clone()) for t in start]
+    plain_params = [torch.nn.Parameter(t.clone()) for t in start]
+    fused, plain = adamw(fused_params, lr=1e-2, weight_decay=0.01), torch.optim.AdamW(plain_params, lr=1e-2, weight_decay=0.01)
+    assert fused.defaults["fused"] is True
+    for _ in range(3):
+        for params, optimizer in ((fused_params, fused), (plain_params, plain)):
+            for p, g in zip(params, grads):
+                p.grad = g.clone()
+            optimizer.step()
+    for a, b in zip(fused_params, plain_params):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-7)
+    # a parameter group layout as the cross-encoder's (encoder and head at their own rates) is kept
+    groups = adamw([{"params": [torch.nn.Parameter(torch.ones(2))], "lr": 1e-3}, {"params": [torch.nn.Parameter(torch.ones(1))], "lr": 1e-2}], lr=1e-3)
+    assert [g["lr"] for g in groups.param_groups] == [1e-3, 1e-2]

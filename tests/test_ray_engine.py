@@ -97,11 +97,11 @@ def test_a_killed_actor_is_replaced_and_the_run_is_identical(tiny, data, ray_ses
 
 def test_an_interrupted_driver_resumes_from_checkpoints(tiny, data, ray_session, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
-    from evalkit.pipelines import ray_engine
+    from evalkit.pipelines import engine as engines  # the unit loop and its checkpoints, shared by Ray and the local workers
 
     local = rerank(tiny, data, None)
     saved = []
-    real_save = ray_engine.ChunkStore.save
+    real_save = engines.ChunkStore.save
 
     def save_then_crash(self, key, values):
         real_save(self, key, values)
@@ -109,10 +109,10 @@ def test_an_interrupted_driver_resumes_from_checkpoints(tiny, data, ray_session,
         if len(saved) == 3:
             raise KeyboardInterrupt  # the driver is interrupted after three finished units
 
-    monkeypatch.setattr(ray_engine.ChunkStore, "save", save_then_crash)
+    monkeypatch.setattr(engines.ChunkStore, "save", save_then_crash)
     with pytest.raises(KeyboardInterrupt):
         rerank(tiny, data, get_engine("ray", EngineOptions(concurrency=1, chunk_batches=1)))
-    monkeypatch.setattr(ray_engine.ChunkStore, "save", real_save)
+    monkeypatch.setattr(engines.ChunkStore, "save", real_save)
     engine = get_engine("ray", EngineOptions(concurrency=1, chunk_batches=1))
     resumed = rerank(tiny, data, engine)
     assert resumed == local

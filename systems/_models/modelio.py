@@ -263,6 +263,18 @@ def grad_scaler(device: str, dtype: Any) -> Any:
     return None
 
 
+def adamw(params: Any, lr: float, weight_decay: float = 0.01) -> Any:
+    """``torch.optim.AdamW`` with its fused kernel (one pass over every parameter instead of a loop of small
+    operations per tensor: 13% of a MiniLM training step on this 2-core CPU, bench/train_speed.py); the
+    for-each implementation where the fused one is not available (Loshchilov and Hutter, ICLR 2019)."""
+    import torch
+
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # a device or dtype without the fused kernel
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+
+
 def optimizer_step(loss: Any, parameters: Any, optimizer: Any, scheduler: Any = None, scaler: Any = None, max_norm: float = 1.0) -> None:
     """One training step shared by every trainer: zero grads, backward (scaled for fp16),
     clip the gradient norm to ``max_norm``, step the optimizer, then the learning-rate schedule."""
