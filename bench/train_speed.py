@@ -38,7 +38,10 @@ def model_path(tiny: bool) -> str:
 def step_seconds(path: str, threads: int, fused: bool, batch: int, length: int, steps: int) -> tuple[float, float]:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # the fresh classifier head's load report, once per variant
+    hf_logging.disable_progress_bar()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(path)
