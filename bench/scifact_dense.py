@@ -7,8 +7,8 @@ and BM25 hard negatives (issue 6). Writes TREC runs (top 100, the 300 test
 claims), a JSON record of settings, timings and scores, and the fine-tuned
 model folder::
 
-    python bench/scifact_dense.py zeroshot --out /work/artifacts/scifact
-    python bench/scifact_dense.py finetune --out /work/artifacts/scifact --threads 1
+    python bench/scifact_dense.py zeroshot --out $EVALKIT_ARTIFACTS/scifact
+    python bench/scifact_dense.py finetune --out $EVALKIT_ARTIFACTS/scifact --threads 1
     evalkit compare ../shared/data/scifact/qrels/test.tsv ZS.trec FT.trec --metric ndcg@10
 
 Measured (2-core machine shared with other jobs, load average 3-12):
@@ -30,6 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
+
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "scifact"
 
 
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["zeroshot", "finetune"])
     parser.add_argument("--data", default=str(DATA))
-    parser.add_argument("--out", default="/work/artifacts/scifact")
+    parser.add_argument("--out", default=str(ARTIFACTS))
     parser.add_argument("--model", default=None, help="default: the bundled all-MiniLM-L6-v2")
     parser.add_argument("--name", default=None, help="run name (default dense-minilm-zeroshot / -finetuned)")
     parser.add_argument("--field-separator", default=" ", help="between title and text (MTEB: a space)")

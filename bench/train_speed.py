@@ -40,6 +40,8 @@ def step_seconds(path: str, threads: int, fused: bool, batch: int, length: int, 
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    from evalkit.systems._models.modelio import optimizer_step  # the trainers' own step: zero, backward, clip at 1, step
+
     hf_logging.set_verbosity_error()  # the fresh classifier head's load report, once per variant
     hf_logging.disable_progress_bar()
     torch.set_num_threads(threads)
@@ -55,10 +57,7 @@ def step_seconds(path: str, threads: int, fused: bool, batch: int, length: int, 
     for step in range(steps + 1):
         c, w = time.process_time(), time.perf_counter()
         logits = model(**encoded).logits.view(-1)
-        torch.nn.functional.binary_cross_entropy_with_logits(logits, labels).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        optimizer_step(torch.nn.functional.binary_cross_entropy_with_logits(logits, labels), model.parameters(), optimizer)
         if step:  # the first step warms up
             cpu += time.process_time() - c
             wall += time.perf_counter() - w
