@@ -18,6 +18,7 @@ import numpy as np
 from evalkit.data import Qrels, Source
 from evalkit.formats.tables import data_line_number, read_whitespace
 from evalkit.formats.trec_qrels import check_unique_pairs
+from evalkit.kernels import TableShape
 from evalkit.textio import load
 
 AVGJG_NAMES = {"map": "map_avgjg", "P_": "P_avgjg_", "Rprec_mult_": "Rprec_mult_avgjg_"}  # trec_eval's names under -R qrels_jg
@@ -26,7 +27,7 @@ AVGJG_NAMES = {"map": "map_avgjg", "P_": "P_avgjg_", "Rprec_mult_": "Rprec_mult_
 def read_judgment_groups(path: str | os.PathLike) -> dict[str, Qrels]:
     """``{group: qrels}`` from a ``qid group docid grade`` file, groups in byte order; a pair judged twice in one group is an error."""
     loaded = load(path)
-    table = read_whitespace(loaded, 4, keep=(0, 1, 2), numeric=3, what="grade")
+    table = read_whitespace(loaded, TableShape(4, False, (0, 1, 2), 3), what="grade")  # qid group docid grade
     [(qidx, query_ids), (gidx, group_ids), (didx, doc_ids)] = table.columns
     key = gidx.astype(np.int64) * max(len(query_ids), 1) + qidx
     check_unique_pairs(key, didx, len(doc_ids), loaded.label, lambda row: data_line_number(loaded, row))

@@ -7,14 +7,19 @@ not there, so the caller takes its pure-Python twin (same results; the twins
 are held equal in ``tests/test_native.py``). The wrappers read ``native``
 when they run, so a test switches every kernel off by setting this one
 attribute. The buffers' layout (contiguous int64, uint8 masks) is known here
-only: the scoring modules read as semantics.
+only: the scoring modules read as semantics. numpy is imported by the
+functions that use it, not with the module: a command's read-ahead thread
+parses its run through :func:`read_table_ahead` while the command itself
+still imports numpy.
 """
 from __future__ import annotations
 
 import os
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 try:
     from evalkit import _native as native
@@ -37,6 +42,8 @@ def idle_cores() -> float:
 
 
 def _int64(array: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
@@ -52,6 +59,8 @@ def judged_rows(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, first: np.
     evaluated query's judgments start in ``judged_docs`` / ``judged_grades``
     (qrels document codes). ``None`` without the kernel.
     """
+    import numpy as np
+
     if native is None:
         return None
     doc_run_code = np.full(max(n_qdocs, 1), -1, dtype=np.int64)  # each judged document's run code (-1: not in the run)
@@ -69,6 +78,8 @@ def judged_rows(qidx: np.ndarray, didx: np.ndarray, rank: np.ndarray, first: np.
 
 def first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.ndarray | None:
     """False for rows repeating an earlier (query, document) pair of their query (rows grouped by query); ``None`` without the kernel."""
+    import numpy as np
+
     if native is None:
         return None
     first = np.ones(len(qidx), dtype=bool)
@@ -76,29 +87,81 @@ def first_occurrences(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> np.nda
     return first
 
 
+class TableShape(NamedTuple):
+    """What :func:`read_table` takes from each line of a whitespace table: ``n_fields`` fields (more allowed with
+    ``extra``), the columns ``keep`` coded, the column ``numeric`` a number."""
+
+    n_fields: int
+    extra: bool
+    keep: tuple[int, ...]
+    numeric: int
+
+
+TREC_RUN = TableShape(6, True, (0, 2), 4)  # qid Q0 docid rank score tag [ignored...] (evalkit/formats/trec_run.py)
+TREC_QRELS = TableShape(4, False, (0, 2), 3)  # qid iteration docid grade (evalkit/formats/trec_qrels.py)
+
+
+class _Ahead(NamedTuple):
+    data: bytes
+    shape: TableShape
+    done: threading.Event
+    found: list  # [result] once read; empty when the read failed (the reader then reads again and meets the failure)
+
+
+_READ_AHEAD: dict[int, _Ahead] = {}  # id(data) -> a table read ahead of its reader (the entry holds data: the id stays its)
+
+
+def read_table_ahead(data: bytes, shape: TableShape) -> None:
+    """Read ``data`` as a ``shape`` table now, on the calling thread (one pass, no numpy), for the :func:`read_table`
+    of the same bytes object with the same shape: the read-ahead thread of a command (:mod:`evalkit.readahead`)
+    parses its input while the command imports what it needs. A later read of other bytes or another shape reads
+    for itself."""
+    if native is None:
+        return
+    ahead = _Ahead(data, shape, threading.Event(), [])
+    _READ_AHEAD[id(data)] = ahead
+    try:
+        ahead.found.append(native.read_table(data, *shape, SEED, 1))
+    except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
+        pass
+    finally:
+        ahead.done.set()
+
+
 def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int, threads: int | None = None
                ) -> tuple[list[tuple[np.ndarray, list[str]]], np.ndarray, int, int] | None:
     """A whitespace table's kept columns coded (codes, distinct ids in code order), its numeric column, the lines
     with extra fields and the first of them, in one pass; ``None`` without the kernel or where the Python reader must
     name a bad line (a wrong field count, a number it refuses). ``threads``: 2 reads the two halves at once, 1 in
-    one pass; by default two from :data:`SPLIT_BYTES` where a second core is idle (:func:`idle_cores`)."""
+    one pass; by default two from :data:`SPLIT_BYTES` where a second core is idle (:func:`idle_cores`). A table read
+    ahead of these bytes in this shape (:func:`read_table_ahead`) is taken, waiting for it if need be."""
     if native is None:
         return None
-    if threads is None:
-        threads = 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
-    room = (len(data) + 1) // (2 * n_fields) + 1  # a data line holds n_fields fields, n_fields - 1 blanks and a newline
-    codes = tuple(np.empty(room, dtype=np.int64) for _ in keep)  # untouched pages past the last row cost nothing
-    values = np.empty(room, dtype=np.float64)
-    found = native.read_table(data, n_fields, extra, tuple(keep), numeric, codes, values, SEED, threads)
+    import numpy as np
+
+    ahead = _READ_AHEAD.pop(id(data), None)
+    taken: list = []
+    if ahead is not None and ahead.data is data and ahead.shape == (n_fields, extra, tuple(keep), numeric):
+        ahead.done.wait()
+        taken = ahead.found
+    if taken:
+        found = taken[0]
+    else:
+        if threads is None:
+            threads = 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
+        found = native.read_table(data, n_fields, extra, tuple(keep), numeric, SEED, threads)
     if found is None:
         return None
-    rows, n_extra, first_extra, uniques = found
-    return [(column[:rows], ids) for column, ids in zip(codes, uniques)], values[:rows], n_extra, first_extra
+    rows, n_extra, first_extra, uniques, codes, values = found
+    columns = [(np.frombuffer(column, dtype=np.int64, count=rows), ids) for column, ids in zip(codes, uniques)]
+    return columns, np.frombuffer(values, dtype=np.float64, count=rows), n_extra, first_extra
 
 
 def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:
     """Index of each value in the unique list ``universe`` (-1: absent); ``None`` without the kernel or for ids it does not
     take (not all ``str``, lone surrogates, a repeated universe id): the caller's dict decides those."""
+    import numpy as np
+
     if native is None:
         return None
     out = np.empty(len(values), dtype=np.int64)
@@ -118,6 +181,8 @@ def permuted_sums(values: np.ndarray, bit_generator: np.random.BitGenerator, pro
     held) in groups of radixes (``products``, Lemire ``thresholds``, ``sizes``),
     as :mod:`evalkit.stats.randomised_tukey` describes and its numpy twin does.
     """
+    import numpy as np
+
     if native is None:
         return None
     values = np.ascontiguousarray(values, dtype=np.float64)

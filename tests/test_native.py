@@ -72,7 +72,7 @@ def test_read_table_twins_agree(threads, monkeypatch):
         data = random_table(rng)
         loaded = LoadedFile("t.txt", data, "")
         extra = bool(rng.random() < 0.5)
-        fast = tables._compiled_whitespace(loaded, 6, extra, (0, 2), 4)
+        fast = tables._compiled_whitespace(loaded, kernels.TableShape(6, extra, (0, 2), 4))
         try:
             slow = tables._python_whitespace(loaded, 6, extra, (0, 2), 4, "score")
         except InputError:

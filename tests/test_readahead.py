@@ -77,3 +77,57 @@ def test_the_command_line_reads_ahead_and_scores_the_same(tmp_path):
     assert str(run) in done.stderr and str(qrels) in done.stderr  # both were read ahead
     shas = [line.split('"')[3] for line in done.stdout.splitlines() if '"sha256"' in line]
     assert shas == [hashlib.sha256(run.read_bytes()).hexdigest(), hashlib.sha256(qrels.read_bytes()).hexdigest()]
+
+
+def test_a_table_parsed_ahead_is_taken_only_for_the_same_bytes_and_shape(monkeypatch):
+    """kernels.read_table takes a table read ahead only for the very bytes object and shape it was read for (waiting
+    for it); a refusal read ahead stays a refusal (the Python reader names the line); anything else reads again."""
+    from evalkit import kernels
+
+    if kernels.native is None:
+        pytest.skip("evalkit._native was not built")
+    monkeypatch.setattr(kernels, "_READ_AHEAD", {})
+    data = "".join(f"q{q} Q0 d{d} {d} {1 / (d + 1)} r\n" for q in range(20) for d in range(30)).encode()
+    expected = kernels.read_table(data, *kernels.TREC_RUN)
+    kernels.read_table_ahead(data, kernels.TREC_RUN)
+    taken = kernels.read_table(data, *kernels.TREC_RUN)
+    assert kernels._READ_AHEAD == {}
+    assert [(c.tolist(), u) for c, u in taken[0]] == [(c.tolist(), u) for c, u in expected[0]]
+    assert taken[1].tolist() == expected[1].tolist() and taken[2:] == expected[2:]
+    kernels.read_table_ahead(data, kernels.TREC_QRELS)  # the wrong guess: six fields a line, not four
+    assert kernels._READ_AHEAD[id(data)].found == [None]
+    again = kernels.read_table(data, *kernels.TREC_RUN)  # another shape: read again, the guess dropped
+    assert again[1].tolist() == expected[1].tolist() and kernels._READ_AHEAD == {}
+    copy = bytes(bytearray(data))
+    kernels.read_table_ahead(data, kernels.TREC_RUN)
+    assert kernels.read_table(copy, *kernels.TREC_RUN)[1].tolist() == expected[1].tolist()  # equal bytes, another object
+    assert id(data) in kernels._READ_AHEAD
+    bad = data + b"q9 Q0 d1 1 x r\n"
+    kernels.read_table_ahead(bad, kernels.TREC_RUN)
+    assert kernels.read_table(bad, *kernels.TREC_RUN) is None
+
+
+def test_the_command_line_parses_a_large_run_ahead_and_scores_the_same(tmp_path):
+    """A run of more than a MiB is parsed on the read-ahead thread and taken by the reader: the same figures as a
+    process that reads it itself; a damaged copy is refused with the same line."""
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + d) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100)))
+    qrels.write_text("".join(f"q{q} 0 d{(q * 7 + q % 5) % 997} {1 + q % 2}\n" for q in range(400)))
+    assert run.stat().st_size > 1 << 20
+    code = ("import sys; sys.argv = ['evalkit', 'score', sys.argv[1], sys.argv[2], '--output', 'tsv', '-m', 'map ndcg@10'];"
+            "from evalkit import kernels; ahead = kernels.read_table_ahead; shapes = [];"
+            "kernels.read_table_ahead = lambda data, shape: shapes.append(shape) or ahead(data, shape);"
+            "import evalkit.cli; code = evalkit.cli.main();"
+            "print('ahead', shapes, 'left', len(kernels._READ_AHEAD), file=sys.stderr); sys.exit(code)")
+    ahead = subprocess.run([sys.executable, "-c", code, str(run), str(qrels)], capture_output=True, text=True)
+    assert ahead.returncode == 0, ahead.stderr
+    assert "ahead [TableShape(n_fields=6, extra=True, keep=(0, 2), numeric=4)] left 0" in ahead.stderr  # parsed ahead, taken
+    from evalkit.api import score
+
+    result = score(str(run), str(qrels), metrics=["map", "ndcg@10"])
+    printed = dict(line.split("\t") for line in ahead.stdout.splitlines()[1:])
+    assert printed == {name: f"{value:.6f}" for name, value in result.means.items()}
+    with open(run, "a") as handle:
+        handle.write("q1 Q0 d1 1 nope r\n")
+    refused = subprocess.run([sys.executable, "-c", code, str(run), str(qrels)], capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.startswith(f"{run}:40001: "), refused.stderr

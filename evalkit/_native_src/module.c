@@ -2,7 +2,7 @@
  * pure-Python twin that gives the same results).
  *
  * Reading, for evalkit/formats/tables.py:
- * read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads) -> None or (rows, n_extra, first_extra, uniques)
+ * read_table(data, n_fields, extra, keep, numeric, seed, threads) -> None or (rows, n_extra, first_extra, uniques, codes, values)
  *     A TREC run's or qrels' whitespace columns in one pass (see reader.c; two halves on two threads with threads=2):
  *     the id columns coded in first-seen order as the bytes go by, the numeric column converted; None where the
  *     Python reader must name a bad line.
@@ -46,7 +46,7 @@
 static PyMethodDef methods[] = {
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
-    {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads): see reader.c"},
+    {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, seed, threads): see reader.c"},
     {"permuted_sums", permuted_sums, METH_VARARGS, "permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
     {NULL, NULL, 0, NULL},

@@ -1,14 +1,16 @@
 /* evalkit._native, the reader of whitespace tables (TREC runs and qrels, for evalkit/formats/tables.py):
  * read_table. See module.c for the module's contents, table.h for the id tables and lexer.h for numbers and blanks.
  *
- * read_table(data, n_fields, extra, keep, numeric, codes, values, seed, threads) -> None or (rows, n_extra, first_extra, uniques)
+ * read_table(data, n_fields, extra, keep, numeric, seed, threads) -> None or (rows, n_extra, first_extra, uniques, codes, values)
  *     One pass over ``data`` (LF-separated UTF-8, as evalkit/textio.py hands it over), with the Python reader's
  *     rules: fields split on ASCII whitespace (space, tab, CR, VT, FF, as bytes.split), blank lines and lines whose
  *     first field starts with '#' skipped, ``n_fields`` fields a line (more allowed with ``extra``: counted, the
- *     first such line kept). Each column of the tuple ``keep`` is coded in first-seen order into its buffer of
- *     ``codes`` (int64, one per row; ``uniques`` gives each column's distinct ids as str, in code order); the column
- *     ``numeric`` must be a finite decimal number as the Python reader's pattern has it
- *     ([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?) and goes to ``values`` (float64). Returns None where
+ *     first such line kept). Each column of the tuple ``keep`` is coded in first-seen order into its bytearray of
+ *     ``codes`` (native int64, one per row; ``uniques`` gives each column's distinct ids as str, in code order); the
+ *     column ``numeric`` must be a finite decimal number as the Python reader's pattern has it
+ *     ([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?) and goes to the bytearray ``values`` (native float64).
+ *     The outputs are allocated here, before the pass and without touching them (no numpy needed: the read-ahead
+ *     thread of a command calls this while the command still imports numpy), and cut to ``rows`` after. Returns None where
  *     the Python reader must decide (a line with too few or too many fields, a field that is not such a number, an id
  *     that is not UTF-8): it names the line. Numbers of at most 19 significant digits whose value is an exact
  *     integer of <= 2^53 times or divided by 10^k (k <= 22) are converted here, correctly rounded (one IEEE
@@ -276,32 +278,41 @@ static void read_all(Reader *r, Reader *b, int64_t n, int threads) {
     if (!r->refused && !r->no_memory && !r->no_room && !finish_split(r, b, second.offset)) r->no_memory = 1;
 }
 
+/* A bytearray of ``size`` bytes left as malloc gives them (pages of a large one are not touched until written). */
+static PyObject *raw_bytearray(Py_ssize_t size) {
+    return PyByteArray_FromStringAndSize(NULL, size);
+}
+
 PyObject *read_table(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer data, values, codes[MAX_KEEP];
+    Py_buffer data;
     int n_fields, extra, numeric, threads;
-    PyObject *keep_arg, *codes_arg;
+    PyObject *keep_arg, *codes[MAX_KEEP] = {NULL}, *values = NULL;
     unsigned long long seed;
-    if (!PyArg_ParseTuple(args, "y*ipO!iO!w*Ki", &data, &n_fields, &extra, &PyTuple_Type, &keep_arg, &numeric, &PyTuple_Type,
-                          &codes_arg, &values, &seed, &threads))
+    if (!PyArg_ParseTuple(args, "y*ipO!iKi", &data, &n_fields, &extra, &PyTuple_Type, &keep_arg, &numeric, &seed, &threads))
         return NULL;
     Reader *r = calloc(1, sizeof(Reader)), *b = threads > 1 ? calloc(1, sizeof(Reader)) : NULL; /* b: a second part */
-    Py_ssize_t n_keep = PyTuple_GET_SIZE(keep_arg), got = 0;
+    Py_ssize_t n_keep = PyTuple_GET_SIZE(keep_arg);
     const char *error = NULL;
     if (r == NULL) error = "read_table: out of memory";
     else if (n_fields < 1 || n_fields > MAX_FIELDS || numeric < 0 || numeric >= n_fields) error = "read_table: bad field numbers";
-    else if (n_keep < 1 || n_keep > MAX_KEEP || PyTuple_GET_SIZE(codes_arg) != n_keep) error = "read_table: bad keep or codes";
+    else if (n_keep < 1 || n_keep > MAX_KEEP) error = "read_table: bad keep";
     for (Py_ssize_t k = 0; !error && k < n_keep; k++) {
         long column = PyLong_AsLong(PyTuple_GET_ITEM(keep_arg, k));
         if (column < 0 || column >= n_fields) error = "read_table: bad field numbers";
         r->keep[k] = (int)column;
     }
-    for (; !error && got < n_keep; got++)
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(codes_arg, got), &codes[got], PyBUF_WRITABLE) < 0) break;
+    /* a data line holds n_fields fields, n_fields - 1 blanks and a newline: at most this many rows */
+    int64_t room = (int64_t)(data.len + 1) / (2 * n_fields) + 1;
+    if (!error && !PyErr_Occurred()) {
+        values = raw_bytearray((Py_ssize_t)(room * (int64_t)sizeof(double)));
+        for (Py_ssize_t k = 0; values && k < n_keep; k++)
+            if ((codes[k] = raw_bytearray((Py_ssize_t)(room * (int64_t)sizeof(int64_t)))) == NULL) break;
+    }
     if (PyErr_Occurred() || error) {
-        for (Py_ssize_t k = 0; k < got; k++) PyBuffer_Release(&codes[k]);
+        for (Py_ssize_t k = 0; k < n_keep && k < MAX_KEEP; k++) Py_XDECREF(codes[k]);
+        Py_XDECREF(values);
         PyBuffer_Release(&data);
-        PyBuffer_Release(&values);
         free(r);
         free(b);
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, error);
@@ -312,11 +323,10 @@ PyObject *read_table(PyObject *self, PyObject *args) {
     r->extra = extra;
     r->numeric = numeric;
     r->n_keep = (int)n_keep;
-    r->values = values.buf;
-    r->room = values.len / (Py_ssize_t)sizeof(double);
+    r->values = (double *)PyByteArray_AS_STRING(values);
+    r->room = room;
     for (int k = 0; k < r->n_keep; k++) {
-        r->codes[k] = codes[k].buf;
-        if (codes[k].len / (Py_ssize_t)sizeof(int64_t) < r->room) r->room = codes[k].len / (Py_ssize_t)sizeof(int64_t);
+        r->codes[k] = (int64_t *)PyByteArray_AS_STRING(codes[k]);
         if (!table_init(&r->tables[k], 1 << 12, seed)) r->no_memory = 1;
     }
     if (b != NULL) { /* the same settings and outputs; read_second places its rows */
@@ -371,12 +381,25 @@ PyObject *read_table(PyObject *self, PyObject *args) {
             }
             PyList_SET_ITEM(uniques, k, column);
         }
-        if (uniques) result = Py_BuildValue("(LLLN)", (long long)r->rows, (long long)r->n_extra, (long long)r->first_extra, uniques);
+        PyObject *code_tuple = uniques ? PyTuple_New(n_keep) : NULL;
+        /* cut to the rows read (a large bytearray's realloc gives the untouched pages back) */
+        int cut = code_tuple != NULL && PyByteArray_Resize(values, (Py_ssize_t)(r->rows * (int64_t)sizeof(double))) == 0;
+        for (int k = 0; cut && k < r->n_keep; k++) {
+            cut = PyByteArray_Resize(codes[k], (Py_ssize_t)(r->rows * (int64_t)sizeof(int64_t))) == 0;
+            if (cut) PyTuple_SET_ITEM(code_tuple, k, Py_NewRef(codes[k]));
+        }
+        if (cut)
+            result = Py_BuildValue("(LLLNNO)", (long long)r->rows, (long long)r->n_extra, (long long)r->first_extra, uniques,
+                                   code_tuple, values);
+        else {
+            Py_XDECREF(uniques);
+            Py_XDECREF(code_tuple);
+        }
     }
     free(r->slow);
     for (int k = 0; k < r->n_keep; k++) {
         table_free(&r->tables[k]);
-        PyBuffer_Release(&codes[k]);
+        Py_DECREF(codes[k]);
     }
     if (b != NULL) {
         free(b->slow);
@@ -385,6 +408,6 @@ PyObject *read_table(PyObject *self, PyObject *args) {
     free(r);
     free(b);
     PyBuffer_Release(&data);
-    PyBuffer_Release(&values);
+    Py_DECREF(values);
     return result;
 }

@@ -186,10 +186,10 @@ def _delimiter(data: bytes) -> bytes | None:
     return None if gap else delimiter
 
 
-def _compiled_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int) -> Whitespace | None:
+def _compiled_whitespace(loaded: LoadedFile, shape: kernels.TableShape) -> Whitespace | None:
     """The compiled reader (:func:`evalkit.kernels.read_table`): the Python reader's rules, one pass; ``None`` without
     the kernel or where the Python reader must name a bad line."""
-    found = kernels.read_table(loaded.data, n_fields, extra, keep, numeric)
+    found = kernels.read_table(loaded.data, *shape)
     if found is None:
         return None
     columns, values, n_extra, first_extra = found
@@ -261,21 +261,21 @@ def _arrow_whitespace(loaded: LoadedFile, n_fields: int, extra: bool, keep: tupl
     return Whitespace(encoded, numbers, n_extra, data_line_number(loaded, 0) if n_extra else 0)
 
 
-def read_whitespace(
-    loaded: LoadedFile, n_fields: int, keep: tuple[int, ...], numeric: int, what: str = "score", extra: bool = False
-) -> Whitespace:
+def read_whitespace(loaded: LoadedFile, shape: kernels.TableShape, what: str = "score") -> Whitespace:
     """Read header-less whitespace-separated columns (TREC runs and qrels).
 
     Blank lines and comment lines (first non-blank character ``#``) are
-    skipped. Each line has ``n_fields`` fields; with ``extra`` more are
-    allowed and ignored (trec_eval: fields after the run_id), and counted.
-    The numeric column must hold finite decimal numbers. Files of
+    skipped. Each line has ``shape.n_fields`` fields; with ``shape.extra``
+    more are allowed and ignored (trec_eval: fields after the run_id), and
+    counted. The columns ``shape.keep`` are coded; the column
+    ``shape.numeric`` must hold finite decimal numbers. Files of
     :data:`FAST_PATH_BYTES` or more try the compiled reader first (else
     pyarrow), which accept only what the Python reader accepts, with the
     same values.
     """
+    n_fields, extra, keep, numeric = shape
     if len(loaded.data) >= FAST_PATH_BYTES:
-        fast = _compiled_whitespace(loaded, n_fields, extra, keep, numeric)
+        fast = _compiled_whitespace(loaded, shape)
         if fast is None and kernels.native is None:
             fast = _arrow_whitespace(loaded, n_fields, extra, keep, numeric)
         if fast is not None:

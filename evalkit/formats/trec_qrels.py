@@ -12,6 +12,7 @@ from evalkit.data import Qrels
 from evalkit.errors import InputError
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import data_line_number, read_whitespace
+from evalkit.kernels import TREC_QRELS
 from evalkit.textio import LoadedFile
 from evalkit.values import JUDGED_TWICE, first_repeated_pair
 
@@ -37,7 +38,7 @@ def check_unique_pairs(qidx: np.ndarray, didx: np.ndarray, n_docs: int, label: s
 
 
 def read(loaded: LoadedFile, **_) -> Qrels:
-    table = read_whitespace(loaded, 4, keep=(0, 2), numeric=3, what="grade")
+    table = read_whitespace(loaded, TREC_QRELS, what="grade")
     [(qidx, query_ids), (didx, doc_ids)] = table.columns
     check_unique_pairs(qidx, didx, len(doc_ids), loaded.label, lambda row: data_line_number(loaded, row))
     return Qrels(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, grades=table.values)

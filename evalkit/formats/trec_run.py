@@ -14,6 +14,7 @@ from evalkit.data import Run
 from evalkit.errors import UsageError
 from evalkit.formats import Format, Sample, register
 from evalkit.formats.tables import read_whitespace
+from evalkit.kernels import TREC_RUN
 from evalkit.textio import LoadedFile
 
 
@@ -34,7 +35,7 @@ def sniff(sample: Sample) -> bool:
 
 
 def read(loaded: LoadedFile, **_) -> Run:
-    table = read_whitespace(loaded, 6, keep=(0, 2), numeric=4, extra=True)
+    table = read_whitespace(loaded, TREC_RUN)
     [(qidx, query_ids), (didx, doc_ids)] = table.columns
     warnings = ()
     if table.extra_lines:
