@@ -5,8 +5,9 @@ click and evalkit, and reading a 177 MB run and taking its sha256 costs as
 much again; both wait on different things (the interpreter, the kernel's
 copy), so they overlap. :func:`start` reads each regular file it is given on a
 second thread (the GIL is free while the kernel copies and hashlib hashes),
-parses the large TREC-shaped ones with the C reader (:func:`_parse`: its
-GIL-free pass overlaps the imports too), then hashes them; :func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
+hashes the small ones, parses the large TREC-shaped ones with the C reader
+(:func:`_parse`: its GIL-free pass overlaps the imports too) and hashes those;
+:func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
 the file is the one that was read (same device, inode, size and modification
 time), else nothing, and load reads it itself. It is only a hint: a file that
 is missing, not regular, larger than the limit or unreadable is left to load,
@@ -89,9 +90,18 @@ def _parse(data: bytes) -> None:
         kernels.read_table_ahead(data, shape)
 
 
+def _hash(files: list[_Ahead]) -> None:
+    for ahead in files:
+        try:
+            if ahead.data is not None:
+                ahead.hex = hashlib.sha256(ahead.data).hexdigest()
+        finally:
+            ahead.hashed.set()
+
+
 def start(paths: list[str], limit: int) -> None:
     """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
-    parse the TREC-shaped ones (:func:`_parse`), then hash them."""
+    hash the small ones, parse the large TREC-shaped ones (:func:`_parse`) and hash those."""
     chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
@@ -109,15 +119,12 @@ def start(paths: list[str], limit: int) -> None:
                 _read(path, ahead, limit)
             finally:
                 ahead.read.set()
-        for _, _, ahead in chosen:
-            try:
-                if ahead.data is not None:
-                    ahead.hex = hashlib.sha256(ahead.data).hexdigest()
-            finally:
-                ahead.hashed.set()
-        for _, _, ahead in chosen:  # the readers wait for the hashes (every input's manifest entry), not for this
-            if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES:
-                _parse(ahead.data)
+        large = [ahead for _, _, ahead in chosen if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
+        small = [ahead for _, _, ahead in chosen if ahead not in large]
+        _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
+        for ahead in large:  # then the large files' tables (their readers wait for them), then their hashes
+            _parse(ahead.data)
+        _hash(large)
 
     if chosen:
         threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()
