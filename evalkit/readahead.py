@@ -33,6 +33,7 @@ class _Ahead:
         self.key: tuple[int, ...] | None = None
         self.data: bytes | None = None
         self.hex: str | None = None
+        self.taken = False  # handed to its reader (or asked for): past that, a table parsed ahead may come too late
 
     def result(self) -> str:
         """The sha256, waiting for it (the interface of :class:`evalkit.digest.Digest`)."""
@@ -123,7 +124,8 @@ def start(paths: list[str], limit: int) -> None:
         small = [ahead for _, _, ahead in chosen if ahead not in large]
         _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
         for ahead in large:  # then the large files' tables (their readers wait for them), then their hashes
-            _parse(ahead.data)
+            if not ahead.taken:  # a reader already past its file parses it itself
+                _parse(ahead.data)
         _hash(large)
 
     if chosen:
@@ -136,6 +138,7 @@ def take(path: str, info: os.stat_result, limit: int) -> tuple[bytes, _Ahead] | 
     ahead = _AHEAD.pop(path, None)
     if ahead is None:
         return None
+    ahead.taken = True
     ahead.read.wait()
     if ahead.data is None or ahead.key != _key(info) or len(ahead.data) > limit:
         return None
