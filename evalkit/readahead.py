@@ -5,8 +5,9 @@ click and evalkit, and reading a 177 MB run and taking its sha256 costs as
 much again; both wait on different things (the interpreter, the kernel's
 copy), so they overlap. :func:`start` reads each regular file it is given on a
 second thread (the GIL is free while the kernel copies and hashlib hashes),
-hashes the small ones, parses the large TREC-shaped ones with the C reader
-(:func:`_parse`: its GIL-free pass overlaps the imports too) and hashes those;
+hashes the small ones, then parses each large TREC-shaped one with the C
+reader (:func:`_parse`: its GIL-free pass overlaps the imports too) and
+hashes it;
 :func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
 the file is the one that was read (same device, inode, size and modification
 time), else nothing, and load reads it itself. It is only a hint: a file that
@@ -102,7 +103,7 @@ def _hash(files: list[_Ahead]) -> None:
 
 def start(paths: list[str], limit: int) -> None:
     """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
-    hash the small ones, parse the large TREC-shaped ones (:func:`_parse`) and hash those."""
+    hash the small ones, then parse (:func:`_parse`) and hash each large one."""
     chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
@@ -123,10 +124,10 @@ def start(paths: list[str], limit: int) -> None:
         large = [ahead for _, _, ahead in chosen if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
         small = [ahead for _, _, ahead in chosen if ahead not in large]
         _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
-        for ahead in large:  # then the large files' tables (their readers wait for them), then their hashes
+        for ahead in large:  # then each large file's table (its reader waits for it) and hash, smallest first
             if not ahead.taken:  # a reader already past its file parses it itself
                 _parse(ahead.data)
-        _hash(large)
+            _hash([ahead])
 
     if chosen:
         threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()
