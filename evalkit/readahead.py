@@ -85,7 +85,7 @@ def _parse(data: bytes) -> None:
         start = end + 1
     else:
         return
-    from evalkit import kernels  # numpy and the extension only: no evalkit module the command may be importing meanwhile
+    from evalkit import kernels  # the extension only (no numpy): nothing the command may be importing meanwhile
 
     shape = kernels.TREC_RUN if len(fields) >= 6 else kernels.TREC_QRELS if len(fields) == 4 else None
     if shape is not None:
@@ -125,9 +125,13 @@ def start(paths: list[str], limit: int) -> None:
         small = [ahead for _, _, ahead in chosen if ahead not in large]
         _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
         for ahead in large:  # then each large file's table (its reader waits for it) and hash, smallest first
-            if not ahead.taken:  # a reader already past its file parses it itself
-                _parse(ahead.data)
-            _hash([ahead])
+            try:
+                if not ahead.taken:  # a reader already past its file parses it itself
+                    _parse(ahead.data)
+            except Exception:  # noqa: BLE001 (a hint only: the reader parses the file itself and meets any problem)
+                pass
+            finally:
+                _hash([ahead])  # never left unset: the reader waits for it
 
     if chosen:
         threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()

@@ -131,3 +131,19 @@ def test_the_command_line_parses_a_large_run_ahead_and_scores_the_same(tmp_path)
         handle.write("q1 Q0 d1 1 nope r\n")
     refused = subprocess.run([sys.executable, "-c", code, str(run), str(qrels)], capture_output=True, text=True)
     assert refused.returncode == 2 and refused.stderr.startswith(f"{run}:40001: "), refused.stderr
+
+
+def test_a_failing_parse_ahead_still_hands_over_bytes_and_hash(tmp_path, monkeypatch):
+    """The parse ahead is a hint: if it fails, the file's hash is still taken (its reader waits for it)."""
+    monkeypatch.setattr(readahead, "_AHEAD", {})
+
+    def broken(data):
+        raise MemoryError
+
+    monkeypatch.setattr(readahead, "_parse", broken)
+    big = tmp_path / "run.trec"
+    big.write_bytes(b"q1 Q0 d1 1 0.5 r\n" * 70000)
+    readahead.start([str(big)], limit=1 << 30)
+    assert readahead._AHEAD[str(big)].hashed.wait(timeout=60)
+    taken = readahead.take(str(big), os.stat(big), 1 << 30)
+    assert taken[1].result() == hashlib.sha256(big.read_bytes()).hexdigest()
