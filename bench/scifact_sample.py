@@ -9,10 +9,13 @@ same sample, not with published figures.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 SCIFACT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "scifact"
+# where the SciFact experiment scripts (scifact_*.py) write and read their runs and models (relative by default)
+ARTIFACTS = Path(os.environ.get("EVALKIT_ARTIFACTS", "artifacts")) / "scifact"
 
 
 def available() -> bool:
