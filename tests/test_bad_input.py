@@ -94,12 +94,12 @@ def test_bad_trec_run_files_past_the_fast_path_size(case, tmp_path, gold_file):
 
 
 def test_malicious_literal_was_not_executed(tmp_path, gold_file):
-    import os
-
+    marker = tmp_path / "evalkit_pwned"  # the payload would create it; a folder of this test's own
     run = tmp_path / "m.tsv"
-    run.write_bytes(BAD_RUNS["malicious"][0])
-    run_cli("score", run, gold_file)
-    assert not os.path.exists("/tmp/evalkit_pwned")
+    run.write_bytes(BAD_RUNS["malicious"][0].replace(b"/tmp/evalkit_pwned", str(marker).encode()))
+    result = run_cli("score", run, gold_file)
+    assert_clean_failure(result, BAD_RUNS["malicious"][1], run)
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize(
