@@ -64,9 +64,8 @@ static inline uint64_t hash_bytes(const unsigned char *p, int64_t n, uint64_t se
  * on (a third of the reader's time in `evalkit score`, whose read-ahead thread has run on the other core). Probes
  * land anywhere in the table: with 4 KiB pages nearly each one missed the TLB, a page walk that costs most in a
  * virtual machine. 10% of a 10,000-query `evalkit score` on this project's machines (median of 20 pairs). */
-#define MAPPED_SLOTS_BYTES (2u << 20)
-
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
+#define MAPPED_SLOTS_BYTES HUGE_PAGE_BYTES /* smaller tables cannot hold a huge page */
 
 /* Zeroed room for ``cap`` slots; *base / *mapped_bytes: the mapping to unmap (NULL / 0: calloc's). */
 static inline Slot *slots_alloc(uint64_t cap, void **base, size_t *mapped_bytes) {
