@@ -94,6 +94,32 @@ def test_dense_onnx_fp32_equals_torch_and_int8_runs(encoder):
     assert len(set(identities.values())) == 3  # embedding caches never mix backends
 
 
+def test_int8_output_of_a_text_does_not_depend_on_its_batch(cross, encoder):
+    """Activations are quantised per text: a pair scored alone, or in another batch, scores the same (ONNX Runtime would
+    otherwise quantise over the whole batch, padding included, and a score would move with its neighbours)."""
+    queries, docs = pairs()
+    ce = load_system("cross-encoder", model=cross, backend="onnx", precision="int8", **CE)
+    batched = np.array(ce.score_pairs(queries, docs))
+    alone = np.array([ce.score_pairs([q], [d])[0] for q, d in zip(queries, docs)])
+    reversed_ = np.array(ce.score_pairs(queries[::-1], docs[::-1]))[::-1]
+    np.testing.assert_allclose(alone, batched, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(reversed_, batched, rtol=0, atol=1e-6)
+    texts = SAMPLE_ABSTRACTS[:6]
+    corpus = Corpus.from_records([{"id": f"d{i}", "text": t} for i, t in enumerate(texts)], id_field="id")
+    dense = load_system("dense", model=encoder, backend="onnx", precision="int8", **DENSE)
+    together = dense.corpus_embeddings(corpus)
+    for i, text in enumerate(texts):
+        single = dense.corpus_embeddings(Corpus.from_records([{"id": "x", "text": text}], id_field="id"))
+        np.testing.assert_allclose(single[0], together[i], rtol=0, atol=1e-6)
+
+
+def test_text_spans_cut_right_and_left_padding_and_keep_odd_masks_whole():
+    from evalkit.systems._models.onnx_module import text_spans
+
+    mask = np.array([[1, 1, 1, 0], [0, 0, 1, 1], [1, 0, 1, 0], [1, 1, 1, 1]])
+    assert text_spans(mask) == [slice(0, 3), slice(2, 4), slice(0, 4), slice(0, 4)]
+
+
 def test_export_is_cached_across_loads(cross, encoder, counted, cache):
     queries, docs = pairs()
     first = load_system("cross-encoder", model=cross, backend="onnx", precision="int8", **CE).score_pairs(queries, docs)

@@ -6,8 +6,9 @@ systems' encode and score paths are unchanged. In training mode, or whenever
 gradients are on, it runs the torch model it wraps (training works as
 before); after training the next inference re-exports when the weights
 changed (a new cache entry). Its ``state_dict`` holds the torch weights plus
-a ``backend`` tag (``onnx-fp32`` / ``onnx-int8``), so model identities
-(embedding-cache keys, engine checkpoints) differ between backends.
+a ``backend`` tag (``onnx-fp32`` / ``onnx-int8-per-text``), so model identities
+(embedding-cache keys, engine checkpoints) differ between backends (and
+from int8 embeddings cached before int8 ran one text at a time).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class OnnxModel(torch.nn.Module):
         self.torch_model = torch_model
         self.kind = kind
         self.precision = precision
-        self.register_buffer("backend", torch.tensor(list(f"onnx-{precision}".encode("ascii")), dtype=torch.uint8))
+        tag = f"onnx-{precision}" + ("-per-text" if precision == "int8" else "")
+        self.register_buffer("backend", torch.tensor(list(tag.encode("ascii")), dtype=torch.uint8))
         self._names = onnx_backend.input_names(torch_model)
         self._session: Any = None
         self._weights: str | None = None
@@ -46,7 +48,13 @@ class OnnxModel(torch.nn.Module):
         self._stale = False
 
     def run(self, **inputs: Any) -> torch.Tensor:
-        """The ONNX output for token inputs (tensors), as a CPU float32 tensor."""
+        """The ONNX output for token inputs (tensors), as a CPU float32 tensor.
+
+        int8 runs each text on its own, without its padding (:func:`text_spans`): ONNX Runtime quantises activations
+        over the whole input of an operator, so in a batch a text's int8 output would depend on the other texts and on
+        the padding; alone, it depends on the text only (the same output in any batch, any order, any subset), and
+        the products skip the padding. fp32 runs the batch as given.
+        """
         if self._stale or self._session is None:
             self.refresh()
         ids = inputs["input_ids"]
@@ -56,7 +64,22 @@ class OnnxModel(torch.nn.Module):
             if value is None:  # e.g. token_type_ids the caller leaves out: BERT's default is zeros
                 value = torch.zeros_like(ids) if name == "token_type_ids" else torch.ones_like(ids)
             feeds[name] = np.ascontiguousarray(value.detach().to("cpu").numpy(), dtype=np.int64)
-        return torch.from_numpy(self._session.run(None, feeds)[0])
+        if self.precision != "int8" or "attention_mask" not in feeds:
+            return torch.from_numpy(self._session.run(None, feeds)[0])
+        return torch.from_numpy(self._run_per_text(feeds))
+
+    def _run_per_text(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """Each row of ``feeds`` through the session alone, cut to its tokens; outputs in place (padding rows zero)."""
+        rows = []
+        for i, span in enumerate(text_spans(feeds["attention_mask"])):
+            rows.append(self._session.run(None, {name: value[i:i + 1, span] for name, value in feeds.items()})[0])
+        if self.kind != "features":  # logits: one row per text
+            return np.concatenate(rows, axis=0)
+        batch, length = feeds["attention_mask"].shape
+        out = np.zeros((batch, length, rows[0].shape[-1]), dtype=np.float32)
+        for i, (span, row) in enumerate(zip(text_spans(feeds["attention_mask"]), rows)):
+            out[i, span] = row[0]
+        return out
 
     # ------------------------------------------------------------- the HF model's face
     def forward(self, input_ids: Any = None, attention_mask: Any = None, token_type_ids: Any = None, **kwargs: Any) -> Any:
@@ -107,6 +130,17 @@ class OnnxModel(torch.nn.Module):
         state["_session"] = None
         state["_stale"] = True
         return state
+
+
+def text_spans(mask: np.ndarray) -> list[slice]:
+    """Per row of an attention mask, the columns of its text: its ones when they are one block (right or left padding),
+    else the whole row (an unusual mask is run as given)."""
+    spans = []
+    for row in mask:
+        ones = np.flatnonzero(row)
+        contiguous = len(ones) > 0 and ones[-1] - ones[0] + 1 == len(ones)
+        spans.append(slice(int(ones[0]), int(ones[-1]) + 1) if contiguous else slice(0, len(row)))
+    return spans
 
 
 def install_onnx(st_model: Any, kind: str, precision: str) -> Any:
