@@ -21,6 +21,8 @@ import os
 import stat
 import threading
 
+from evalkit.signatures import CHANGED_BY_LOAD
+
 _AHEAD: dict[str, "_Ahead"] = {}
 
 
@@ -62,14 +64,13 @@ def _read(path: str, ahead: _Ahead, limit: int) -> None:
 # From 1 MiB a TREC-shaped file is parsed on the read-ahead thread too (the C reader frees the GIL): 0.2 s of a
 # 35 MB run's reading overlaps the command's imports.
 PARSE_AHEAD_BYTES = 1 << 20
-_CHANGED_BY_LOAD = (b"\x1f\x8b", b"PK\x03\x04", b"\xef\xbb\xbf")  # gzip, zip, a BOM: load hands over other bytes
 
 
 def _parse(data: bytes) -> None:
     """Parse ``data`` ahead of its reader as the TREC table its first data line suggests (six fields or more: a run;
     four: qrels). A guess, never a decision: the reader takes the result only for these very bytes (``load`` hands
     them over unchanged: no BOM, no CR, no container) and the shape its format asks for (:func:`evalkit.kernels.read_table`)."""
-    if data.startswith(_CHANGED_BY_LOAD):
+    if data.startswith(CHANGED_BY_LOAD):
         return
     start = 0
     while start < len(data):

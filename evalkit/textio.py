@@ -23,14 +23,11 @@ from typing import TYPE_CHECKING, Iterator
 from evalkit import readahead
 from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
 from evalkit.errors import InputError
+from evalkit.signatures import BOM, EMPTY_ZIP_MAGIC, GZIP_MAGIC, ZIP_MAGIC
 
 if TYPE_CHECKING:  # pragma: no cover - zipfile is imported where a zip is read
     import zipfile
 
-GZIP_MAGIC = b"\x1f\x8b"
-ZIP_MAGIC = b"PK\x03\x04"
-EMPTY_ZIP_MAGIC = b"PK\x05\x06"
-BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_INPUT_BYTES = 1 << 30
 MAX_INPUT_ENV = "EVALKIT_MAX_INPUT_SIZE"
 CHUNK = 1 << 20

@@ -19,8 +19,8 @@ from helpers import REPO
 # bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
-                    "evalkit.entry_points", "evalkit.readahead", "evalkit.options", "evalkit.labels", "evalkit.safetext", "evalkit.values",
-                    "evalkit.jsonout")),
+                    "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.options", "evalkit.labels",
+                    "evalkit.safetext", "evalkit.values", "evalkit.jsonout")),
     ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.corpus", "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
