@@ -64,20 +64,20 @@ class OnnxModel(torch.nn.Module):
             if value is None:  # e.g. token_type_ids the caller leaves out: BERT's default is zeros
                 value = torch.zeros_like(ids) if name == "token_type_ids" else torch.ones_like(ids)
             feeds[name] = np.ascontiguousarray(value.detach().to("cpu").numpy(), dtype=np.int64)
-        if self.precision != "int8" or "attention_mask" not in feeds:
+        if self.precision != "int8" or "attention_mask" not in feeds or len(ids) == 0:
             return torch.from_numpy(self._session.run(None, feeds)[0])
         return torch.from_numpy(self._run_per_text(feeds))
 
     def _run_per_text(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        """Each row of ``feeds`` through the session alone, cut to its tokens; outputs in place (padding rows zero)."""
-        rows = []
-        for i, span in enumerate(text_spans(feeds["attention_mask"])):
-            rows.append(self._session.run(None, {name: value[i:i + 1, span] for name, value in feeds.items()})[0])
+        """Each row of ``feeds`` through the session alone, cut to its tokens; outputs in place (padding positions zero)."""
+        spans = text_spans(feeds["attention_mask"])
+        rows = [self._session.run(None, {name: value[i:i + 1, span] for name, value in feeds.items()})[0]
+                for i, span in enumerate(spans)]
         if self.kind != "features":  # logits: one row per text
             return np.concatenate(rows, axis=0)
         batch, length = feeds["attention_mask"].shape
         out = np.zeros((batch, length, rows[0].shape[-1]), dtype=np.float32)
-        for i, (span, row) in enumerate(zip(text_spans(feeds["attention_mask"]), rows)):
+        for i, (span, row) in enumerate(zip(spans, rows)):
             out[i, span] = row[0]
         return out
 
