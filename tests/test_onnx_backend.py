@@ -94,11 +94,12 @@ def test_dense_onnx_fp32_equals_torch_and_int8_runs(encoder):
     assert len(set(identities.values())) == 3  # embedding caches never mix backends
 
 
-def test_int8_output_of_a_text_does_not_depend_on_its_batch(cross, encoder):
-    """Activations are quantised per text: a pair scored alone, or in another batch, scores the same (ONNX Runtime would
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_output_of_a_text_does_not_depend_on_its_batch(cross, encoder, precision):
+    """Each text runs alone: a pair scored alone, or in another batch, scores the same (for int8, ONNX Runtime would
     otherwise quantise over the whole batch, padding included, and a score would move with its neighbours)."""
     queries, docs = pairs()
-    ce = load_system("cross-encoder", model=cross, backend="onnx", precision="int8", **CE)
+    ce = load_system("cross-encoder", model=cross, backend="onnx", precision=precision, **CE)
     batched = np.array(ce.score_pairs(queries, docs))
     alone = np.array([ce.score_pairs([q], [d])[0] for q, d in zip(queries, docs)])
     reversed_ = np.array(ce.score_pairs(queries[::-1], docs[::-1]))[::-1]
@@ -106,7 +107,7 @@ def test_int8_output_of_a_text_does_not_depend_on_its_batch(cross, encoder):
     np.testing.assert_allclose(reversed_, batched, rtol=0, atol=1e-6)
     texts = SAMPLE_ABSTRACTS[:6]
     corpus = Corpus.from_records([{"id": f"d{i}", "text": t} for i, t in enumerate(texts)], id_field="id")
-    dense = load_system("dense", model=encoder, backend="onnx", precision="int8", **DENSE)
+    dense = load_system("dense", model=encoder, backend="onnx", precision=precision, **DENSE)
     together = dense.corpus_embeddings(corpus)
     for i, text in enumerate(texts):
         single = dense.corpus_embeddings(Corpus.from_records([{"id": "x", "text": text}], id_field="id"))

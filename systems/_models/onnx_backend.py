@@ -29,8 +29,8 @@ The steps, and why each (measured in ``bench/onnx_speed.py``):
    kept as exported.
 3. **int8**: ``quantize_dynamic`` of the ``MatMul`` and fused ``Attention``
    weights, per-channel symmetric int8, activations quantised at run time
-   (uint8) over each text alone: :class:`~.onnx_module.OnnxModel` runs an
-   int8 session one text at a time, cut to its tokens, so that a text's
+   (uint8) over each text alone: :class:`~.onnx_module.OnnxModel` runs a
+   session one text at a time, cut to its tokens, so that a text's int8
    output never depends on its batch (ONNX Runtime takes one scale over an
    operator's whole input). The embeddings, the pooler, the classification head and
    each layer's feed-forward down projection stay fp32 (:func:`fp32_node`:
