@@ -28,7 +28,8 @@ BAD_RUNS = {
     "wrong_delimiter": (b"post_id preds\n1 ['docA']\n", ":1: header 'post_id preds' is not tab- or comma-separated"),
     "not_a_list": (b"post_id\tpreds\n1\tdocA docB\n", ":2: column 'preds' is not a list literal"),
     "non_string_items": (b"post_id\tpreds\n1\t['docA', 3]\n", ":2: column 'preds' holds an item that is not a string"),
-    "malicious": (b"post_id\tpreds\n1\t[__import__('os').system('touch /tmp/evalkit_pwned')]\n", ":2: column 'preds' holds an item that is not a string"),
+    # were it run, the payload would create evalkit_pwned in the working folder (the malicious test runs in its own)
+    "malicious": (b"post_id\tpreds\n1\t[__import__('os').system('touch evalkit_pwned')]\n", ":2: column 'preds' holds an item that is not a string"),
     "duplicate_query": (b"post_id\tpreds\n1\t['docA']\n1\t['docB']\n", ":3: query '1' appears twice (first on line 2)"),
     "field_count": (b"post_id\tpreds\n1\t['docA']\textra\n", ":2: expected 2 tab-separated fields"),
     "nan_score": (b"1 Q0 docA 1 nan tag\n2 Q0 docB 1 0.5 tag\n", ":1: score 'nan' is not a finite number"),
@@ -94,12 +95,11 @@ def test_bad_trec_run_files_past_the_fast_path_size(case, tmp_path, gold_file):
 
 
 def test_malicious_literal_was_not_executed(tmp_path, gold_file):
-    marker = tmp_path / "evalkit_pwned"  # the payload would create it; a folder of this test's own
     run = tmp_path / "m.tsv"
-    run.write_bytes(BAD_RUNS["malicious"][0].replace(b"/tmp/evalkit_pwned", str(marker).encode()))
-    result = run_cli("score", run, gold_file)
+    run.write_bytes(BAD_RUNS["malicious"][0])
+    result = run_cli("score", run, gold_file, cwd=tmp_path)  # the payload names a file of the working folder
     assert_clean_failure(result, BAD_RUNS["malicious"][1], run)
-    assert not marker.exists()
+    assert not (tmp_path / "evalkit_pwned").exists()
 
 
 @pytest.mark.parametrize(
