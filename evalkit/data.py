@@ -118,6 +118,14 @@ class Run:
             object.__setattr__(self, "_ranked", cached)
         return cached
 
+    def duplicated_queries(self) -> np.ndarray:
+        """Codes of the queries whose list names some document more than once."""
+        return self.ranked().duplicated_queries()
+
+    def judgments_for(self, qrels: "Qrels"):
+        """The run's judged rows against ``qrels`` when read against it (:mod:`evalkit.prejudged`), else ``None``."""
+        return None
+
     def to_lists(self, depth: int | None = None) -> dict[str, list[str]]:
         """``{query: [doc, ...]}`` in rank order, first ``depth`` rows per query."""
         ranked = self.ranked()

@@ -108,16 +108,24 @@ def judge(
     jkey_sorted, jg_sorted = jkey[order], jg[order]
 
     # the judged rows of the evaluated queries' rankings; unjudged rows are only counted (num_ret)
-    ranked = run.ranked()
-    run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
-    run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
-    qpos, rank, grade = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, jg_sorted, n_docs, len(evaluated), depth)
-    pool_qpos = pool_rank = np.zeros(0, dtype=np.int64)
-    if pool:  # the same pass for the documents judged with a negative grade (in the pool, not judged)
-        flipped = np.where(jg_sorted < 0, 0.0, np.nan)
-        pool_qpos, pool_rank, _ = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, flipped, n_docs, len(evaluated), depth)
-
     n_eval = len(evaluated)
+    run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
+    read_against = run.judgments_for(qrels)  # a run read against this gold: ranked as it was read (evalkit.prejudged)
+    if read_against is not None:
+        qpos, rank, grade, pool_qpos, pool_rank = read_against.judged(run_query_pos, depth, pool)
+        retrieved = read_against.retrieved(depth)
+    else:
+        ranked = run.ranked()
+        run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
+        qpos, rank, grade = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, jg_sorted, n_docs, n_eval, depth)
+        pool_qpos = pool_rank = np.zeros(0, dtype=np.int64)
+        if pool:  # the same pass for the documents judged with a negative grade (in the pool, not judged)
+            flipped = np.where(jg_sorted < 0, 0.0, np.nan)
+            pool_qpos, pool_rank, _ = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, flipped, n_docs, n_eval, depth)
+        retrieved = ranked.rows_per_query(len(run_query_pos))
+        if depth is not None:
+            retrieved = np.minimum(retrieved, depth)
+
     num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
     positive = jg >= 0
     ideal_order = np.lexsort((-jg[positive], jq[positive]))
@@ -132,7 +140,7 @@ def judge(
         relevance_level=relevance_level,
         num_rel=num_rel,
         num_nonrel=num_nonrel,
-        num_ret=_retrieved(ranked, run_query_pos, n_eval, depth),
+        num_ret=_per_evaluated_query(retrieved, run_query_pos, n_eval),
         in_run=in_run,
         judged_qpos=jq[positive][ideal_order],
         judged_gain=jg[positive][ideal_order],
@@ -169,11 +177,8 @@ def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.n
     return qpos[judged_row], rank[judged_row], grade[judged_row]
 
 
-def _retrieved(ranked: RankedRun, run_query_pos: np.ndarray, n_eval: int, depth: int | None) -> np.ndarray:
-    """Per evaluated query: rows retrieved (repeated documents included), at most ``depth``."""
-    per_run_query = ranked.rows_per_query(len(run_query_pos))
-    if depth is not None:
-        per_run_query = np.minimum(per_run_query, depth)
+def _per_evaluated_query(per_run_query: np.ndarray, run_query_pos: np.ndarray, n_eval: int) -> np.ndarray:
+    """Per evaluated query: the rows retrieved (``per_run_query``: per run query, repeated documents included)."""
     out = np.zeros(n_eval, dtype=np.float64)
     answered = run_query_pos >= 0
     out[run_query_pos[answered]] = per_run_query[answered]
@@ -233,7 +238,7 @@ class Evaluation:
 def run_warnings(run: Run, limit: int = 5) -> list[str]:
     """Warnings carried by the run plus repeated documents found while ranking."""
     warnings = list(run.warnings)
-    dup = run.ranked().duplicated_queries()
+    dup = run.duplicated_queries()
     if len(dup):
         names = ", ".join(str(run.query_ids[q]) for q in dup[:limit])
         more = f" and {len(dup) - limit} more" if len(dup) > limit else ""

@@ -26,11 +26,15 @@ QrelsLike = Union[str, os.PathLike, Qrels, "pd.DataFrame", Mapping[str, Mapping[
 
 
 # ----------------------------------------------------------------- inputs
-def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | None = None, name: str | None = None) -> Run:
-    """Read a run or submission file (TREC run, 4b list TSV/CSV, ClimateCheck CSV; plain, gzip or zip)."""
+def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | None = None, name: str | None = None,
+             against: Qrels | None = None) -> Run:
+    """Read a run or submission file (TREC run, 4b list TSV/CSV, ClimateCheck CSV; plain, gzip or zip).
+
+    ``against``: the gold the run will be scored on; a TREC run is then read against it (:mod:`evalkit.prejudged`:
+    the same run, scored without ranking all its rows)."""
     from evalkit.formats import read_run as _read
 
-    return _read(path, format, column=column, name=name)
+    return _read(path, format, column=column, name=name, against=against)
 
 
 def read_qrels(path: str | os.PathLike, format: str = "auto") -> Qrels:
@@ -44,8 +48,10 @@ def _is_frame(obj: Any) -> bool:
     return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
 
 
-def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None) -> Run:
-    """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring)."""
+def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None,
+           against: Qrels | None = None) -> Run:
+    """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring); a path is read against the
+    gold ``against`` (:func:`read_run`) when given."""
     if isinstance(obj, Run):
         if obj.source is None:  # built in code (Run.from_scores...): the same rules as a file's
             from evalkit.memory import check_built
@@ -53,7 +59,7 @@ def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", colum
             check_built(obj, f"run {obj.name!r}")
         return obj.with_name(name) if name else obj
     if isinstance(obj, (str, os.PathLike)):
-        return read_run(obj, format, column=column, name=name)
+        return read_run(obj, format, column=column, name=name, against=against)
     if _is_frame(obj):
         from evalkit.memory import run_from_frame
 

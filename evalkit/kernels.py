@@ -114,22 +114,60 @@ AHEAD_SPLIT_BYTES = 1 << 26
 _READ_AHEAD: dict[int, _Ahead] = {}  # id(data) -> a table read ahead of its reader (the entry holds data: the id stays its)
 
 
-def read_table_ahead(data: bytes, shape: TableShape) -> None:
+def read_table_ahead(data: bytes, shape: TableShape, register: bool = True) -> tuple | None:
     """Read ``data`` as a ``shape`` table now, on the calling thread (no numpy; two halves on two threads from
     :data:`AHEAD_SPLIT_BYTES`), for the :func:`read_table`
     of the same bytes object with the same shape: the read-ahead thread of a command (:mod:`evalkit.readahead`)
     parses its input while the command imports what it needs. A later read of other bytes or another shape reads
-    for itself."""
+    for itself. Returns the kernel's result (``None``: not read); ``register=False`` only returns it."""
     if native is None:
-        return
+        return None
     ahead = _Ahead(data, shape, threading.Event(), [])
-    _READ_AHEAD[id(data)] = ahead
+    if register:
+        _READ_AHEAD[id(data)] = ahead
+    return _read_into(ahead)
+
+
+def _read_into(ahead: _Ahead) -> tuple | None:
     try:
-        ahead.found.append(native.read_table(data, *shape, SEED, 2 if len(data) >= AHEAD_SPLIT_BYTES else 1))
+        ahead.found.append(native.read_table(ahead.data, *ahead.shape, SEED, 2 if len(ahead.data) >= AHEAD_SPLIT_BYTES else 1))
+        return ahead.found[0]
+    except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
+        return None
+    finally:
+        ahead.done.set()
+
+
+class _JudgedAhead(NamedTuple):
+    data: bytes
+    gold: tuple  # the gold table's (query ids, query codes, doc codes, doc ids) it was read against
+    done: threading.Event
+    found: list  # [result] once read (None: declined)
+
+
+_JUDGED_AHEAD: dict[int, _JudgedAhead] = {}  # id(run data) -> the run read against a gold ahead of its reader
+
+
+def judge_run_ahead(data: bytes, gold_table: tuple | None) -> None:
+    """Read the TREC run ``data`` against a qrels table read ahead (:func:`read_table_ahead`'s result, TREC_QRELS)
+    now, on the calling thread, for the :func:`judge_run` of the same bytes against the same judgments (compared by
+    value there); where the kernel declines, the run's general table is read ahead instead (:func:`read_table`)."""
+    if native is None or gold_table is None:
+        return
+    _, _, _, (query_ids, doc_ids), (qidx, didx), _ = gold_table
+    ahead = _JudgedAhead(data, (query_ids, qidx, didx, doc_ids), threading.Event(), [])
+    _JUDGED_AHEAD[id(data)] = ahead
+    general = None
+    try:
+        ahead.found.append(native.judge_run(data, query_ids, qidx, didx, doc_ids, SEED, 2 if len(data) >= AHEAD_SPLIT_BYTES else 1))
+        if ahead.found[0] is None:  # registered before its reader hears of the decline: it waits for this table
+            general = _READ_AHEAD[id(data)] = _Ahead(data, TREC_RUN, threading.Event(), [])
     except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
         pass
     finally:
         ahead.done.set()
+    if general is not None:
+        _read_into(general)
 
 
 def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], numeric: int, threads: int | None = None
@@ -159,6 +197,37 @@ def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], n
     rows, n_extra, first_extra, uniques, codes, values = found
     columns = [(np.frombuffer(column, dtype=np.int64, count=rows), ids) for column, ids in zip(codes, uniques)]
     return columns, np.frombuffer(values, dtype=np.float64, count=rows), n_extra, first_extra
+
+
+def judge_run(data: bytes, query_ids: list[str], qidx: np.ndarray, didx: np.ndarray, doc_ids: list[str], threads: int | None = None
+              ) -> tuple[int, int, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """A TREC run read against a gold's judgments (``query_ids``, ``doc_ids``, per judgment its codes ``qidx`` and
+    ``didx``) without coding its documents: ``(n_extra, first_extra, run query ids, rows per query, hit query, hit
+    rank, hit judgment row)``, see :mod:`evalkit.prejudged`; ``None`` without the kernel or where the general reader
+    must read the run. ``threads``: as :func:`read_table`'s (the second part starts at a query's first row). A run
+    read ahead against the same judgments (:func:`judge_run_ahead`) is taken, waiting for it if need be."""
+    if native is None:
+        return None
+    import numpy as np
+
+    ahead = _JUDGED_AHEAD.pop(id(data), None)
+    taken: list = []
+    if ahead is not None and ahead.data is data:
+        ahead.done.wait()
+        gold_query_ids, gold_qidx, gold_didx, gold_doc_ids = ahead.gold
+        if (gold_query_ids == query_ids and gold_doc_ids == doc_ids and np.array_equal(np.frombuffer(gold_qidx, dtype=np.int64), qidx)
+                and np.array_equal(np.frombuffer(gold_didx, dtype=np.int64), didx)):
+            taken = ahead.found
+    if taken:
+        found = taken[0]
+    else:
+        if threads is None:
+            threads = 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
+        found = native.judge_run(data, query_ids, _int64(qidx), _int64(didx), doc_ids, SEED, threads)
+    if found is None:
+        return None
+    n_extra, first_extra, run_query_ids, *arrays = found
+    return (n_extra, first_extra, run_query_ids, *(np.frombuffer(array, dtype=np.int64) for array in arrays))
 
 
 def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:

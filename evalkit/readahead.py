@@ -6,8 +6,10 @@ much again; both wait on different things (the interpreter, the kernel's
 copy), so they overlap. :func:`start` reads each regular file it is given on a
 second thread (the GIL is free while the kernel copies and hashlib hashes),
 hashes the small ones, then parses each large TREC-shaped one with the C
-reader (:func:`_parse`: its GIL-free pass overlaps the imports too) and
-hashes it;
+reader (:func:`_parse`: its GIL-free pass overlaps the imports too) while a
+third thread hashes them. Where the command names the gold its runs are
+scored on (``score RUN GOLD``, ``compare GOLD RUNS...``), each large run is
+read against the gold's table instead (:func:`_judge`, :mod:`evalkit.prejudged`);
 :func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
 the file is the one that was read (same device, inode, size and modification
 time), else nothing, and load reads it itself. It is only a hint: a file that
@@ -66,31 +68,59 @@ def _read(path: str, ahead: _Ahead, limit: int) -> None:
 PARSE_AHEAD_BYTES = 1 << 20
 
 
-def _parse(data: bytes) -> None:
-    """Parse ``data`` ahead of its reader as the TREC table its first data line suggests (six fields or more: a run;
-    four: qrels). A guess, never a decision: the reader takes the result only for these very bytes (``load`` hands
-    them over unchanged: no BOM, no CR, no container) and the shape its format asks for (:func:`evalkit.kernels.read_table`)."""
+def _shape(data: bytes):
+    """The TREC table ``data``'s first data line suggests (six fields or more: a run; four: qrels), or ``None``. A
+    guess, never a decision: a reader takes a table read ahead only for these very bytes (``load`` hands them over
+    unchanged: no BOM, no CR, no container) and the shape its format asks for (:func:`evalkit.kernels.read_table`)."""
     if data.startswith(CHANGED_BY_LOAD):
-        return
+        return None
     start = 0
     while start < len(data):
         end = data.find(b"\n", start, start + 65536)
         if end < 0:
-            return
+            return None
         line = data[start:end]
         fields = line.split()
         if b"\r" in line:  # CR line ends: load hands over other bytes
-            return
+            return None
         if fields and not fields[0].startswith(b"#"):
             break
         start = end + 1
     else:
-        return
+        return None
     from evalkit import kernels  # the extension only (no numpy): nothing the command may be importing meanwhile
 
-    shape = kernels.TREC_RUN if len(fields) >= 6 else kernels.TREC_QRELS if len(fields) == 4 else None
+    return kernels.TREC_RUN if len(fields) >= 6 else kernels.TREC_QRELS if len(fields) == 4 else None
+
+
+def _parse(data: bytes) -> None:
+    """Parse ``data`` ahead of its reader as the TREC table it looks like (:func:`_shape`)."""
+    from evalkit import kernels
+
+    shape = _shape(data)
     if shape is not None:
         kernels.read_table_ahead(data, shape)
+
+
+def _gold_table(gold: bytes):
+    """``score RUN GOLD``: the gold's table, read ahead as TREC qrels when it looks like them (``None`` else)."""
+    from evalkit import kernels
+
+    if _shape(gold) != kernels.TREC_QRELS:
+        return None
+    # a small gold is read by the Python reader, which takes no table: kept for the run only
+    return kernels.read_table_ahead(gold, kernels.TREC_QRELS, register=len(gold) >= PARSE_AHEAD_BYTES)
+
+
+def _judge(run: bytes, gold_table) -> None:
+    """``score RUN GOLD``: the run read ahead against its gold's table (:mod:`evalkit.prejudged`) when it looks like a
+    TREC run and the gold like TREC qrels; else parsed as it looks (:func:`_parse`)."""
+    from evalkit import kernels
+
+    if gold_table is not None and _shape(run) == kernels.TREC_RUN:
+        kernels.judge_run_ahead(run, gold_table)
+    else:
+        _parse(run)
 
 
 def _hash(files: list[_Ahead]) -> None:
@@ -102,9 +132,11 @@ def _hash(files: list[_Ahead]) -> None:
             ahead.hashed.set()
 
 
-def start(paths: list[str], limit: int) -> None:
+def start(paths: list[str], limit: int, gold: int | None = None) -> None:
     """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
-    hash the small ones, then parse (:func:`_parse`) and hash each large one."""
+    hash the small ones, then hash the large ones on a second thread while the first parses each (:func:`_parse`). ``gold``: which of the files found is
+    the gold the others are scored on (``score RUN GOLD``: 1; ``compare GOLD RUNS...``: 0); each large run is then
+    read against it instead (:func:`_judge`)."""
     chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
@@ -114,6 +146,9 @@ def start(paths: list[str], limit: int) -> None:
         if stat.S_ISREG(info.st_mode) and info.st_size <= limit and path not in _AHEAD:
             chosen.append((info.st_size, path, _Ahead()))
             _AHEAD[path] = chosen[-1][2]
+    named = [ahead for _, _, ahead in chosen]  # in the order given
+    the_gold = named[gold] if gold is not None and len(named) >= 2 and gold < len(named) else None
+    gold_table: list = []  # the gold's table once read ahead
     chosen.sort(key=lambda item: item[0])
 
     def read_all() -> None:
@@ -125,14 +160,23 @@ def start(paths: list[str], limit: int) -> None:
         large = [ahead for _, _, ahead in chosen if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
         small = [ahead for _, _, ahead in chosen if ahead not in large]
         _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
-        for ahead in large:  # then each large file's table (its reader waits for it) and hash, smallest first
+        # then the large ones' on a thread of their own, smallest first, while this one reads their tables (the hash of
+        # a 177 MB run, 0.12 s, fills the core the command leaves idle while it waits for its gold's table)
+        threading.Thread(target=_hash, args=(large,), name="evalkit-readahead-hash", daemon=True).start()
+        for ahead in large:  # each large file's table (its reader waits for it), smallest first
             try:
-                if not ahead.taken:  # a reader already past its file parses it itself
+                if ahead.taken:  # a reader already past its file parses it itself
+                    continue
+                if the_gold is None:
                     _parse(ahead.data)
+                elif ahead is the_gold:  # its table kept for the runs
+                    gold_table.append(_gold_table(ahead.data))
+                else:  # a run, read against its gold's table
+                    if not gold_table and the_gold.data is not None:
+                        gold_table.append(_gold_table(the_gold.data))
+                    _judge(ahead.data, gold_table[0] if gold_table else None)
             except Exception:  # noqa: BLE001 (a hint only: the reader parses the file itself and meets any problem)
                 pass
-            finally:
-                _hash([ahead])  # never left unset: the reader waits for it
 
     if chosen:
         threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()

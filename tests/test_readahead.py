@@ -107,21 +107,30 @@ def test_a_table_parsed_ahead_is_taken_only_for_the_same_bytes_and_shape(monkeyp
     assert kernels.read_table(bad, *kernels.TREC_RUN) is None
 
 
-def test_the_command_line_parses_a_large_run_ahead_and_scores_the_same(tmp_path):
-    """A run of more than a MiB is parsed on the read-ahead thread and taken by the reader: the same figures as a
-    process that reads it itself; a damaged copy is refused with the same line."""
+AHEAD_PROBE = (
+    "import sys; sys.argv = ['evalkit', sys.argv[3], sys.argv[1], sys.argv[2], '--output', 'tsv', '-m', 'map ndcg@10'];"
+    "from evalkit import kernels; ahead, judge = kernels.read_table_ahead, kernels.judge_run_ahead; shapes = [];"
+    "kernels.read_table_ahead = lambda data, shape, register=True: shapes.append(shape) or ahead(data, shape, register);"
+    "kernels.judge_run_ahead = lambda data, gold: shapes.append('judged') or judge(data, gold);"
+    "import evalkit.cli; code = evalkit.cli.main();"
+    "print('ahead', shapes, 'left', len(kernels._READ_AHEAD), len(kernels._JUDGED_AHEAD), file=sys.stderr); sys.exit(code)")
+RUN_SHAPE, QRELS_SHAPE = "TableShape(n_fields=6, extra=True, keep=(0, 2), numeric=4)", "TableShape(n_fields=4, extra=False, keep=(0, 2), numeric=3)"
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_the_command_line_reads_a_large_run_ahead_and_scores_the_same(tmp_path, repeat):
+    """``score``: a run of more than a MiB is read against its gold on the read-ahead thread (evalkit.prejudged) and
+    taken; one that lists a document twice is declined there and parsed ahead the general way instead, and taken. The
+    same figures as a process that reads it itself; a damaged copy is refused with the same line."""
     run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
-    run.write_text("".join(f"q{q} Q0 d{(q * 7 + d) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100)))
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + d) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100))
+                   + ("q399 Q0 d1 1 0.5 r\n" if repeat else ""))
     qrels.write_text("".join(f"q{q} 0 d{(q * 7 + q % 5) % 997} {1 + q % 2}\n" for q in range(400)))
     assert run.stat().st_size > 1 << 20
-    code = ("import sys; sys.argv = ['evalkit', 'score', sys.argv[1], sys.argv[2], '--output', 'tsv', '-m', 'map ndcg@10'];"
-            "from evalkit import kernels; ahead = kernels.read_table_ahead; shapes = [];"
-            "kernels.read_table_ahead = lambda data, shape: shapes.append(shape) or ahead(data, shape);"
-            "import evalkit.cli; code = evalkit.cli.main();"
-            "print('ahead', shapes, 'left', len(kernels._READ_AHEAD), file=sys.stderr); sys.exit(code)")
-    ahead = subprocess.run([sys.executable, "-c", code, str(run), str(qrels)], capture_output=True, text=True)
+    ahead = subprocess.run([sys.executable, "-c", AHEAD_PROBE, str(run), str(qrels), "score"], capture_output=True, text=True)
     assert ahead.returncode == 0, ahead.stderr
-    assert "ahead [TableShape(n_fields=6, extra=True, keep=(0, 2), numeric=4)] left 0" in ahead.stderr  # parsed ahead, taken
+    # read ahead and taken (with a repeat, the general table parsed ahead on the decline is what the reader takes)
+    assert f"ahead [{QRELS_SHAPE}, 'judged'] left 0 0" in ahead.stderr, ahead.stderr
     from evalkit.api import score
 
     result = score(str(run), str(qrels), metrics=["map", "ndcg@10"])
@@ -129,8 +138,22 @@ def test_the_command_line_parses_a_large_run_ahead_and_scores_the_same(tmp_path)
     assert printed == {name: f"{value:.6f}" for name, value in result.means.items()}
     with open(run, "a") as handle:
         handle.write("q1 Q0 d1 1 nope r\n")
-    refused = subprocess.run([sys.executable, "-c", code, str(run), str(qrels)], capture_output=True, text=True)
-    assert refused.returncode == 2 and refused.stderr.startswith(f"{run}:40001: "), refused.stderr
+    refused = subprocess.run([sys.executable, "-c", AHEAD_PROBE, str(run), str(qrels), "score"], capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.startswith(f"{run}:{40001 + repeat}: "), refused.stderr
+
+
+def test_compare_reads_each_large_run_ahead_against_the_gold(tmp_path):
+    """``compare GOLD RUN RUN``: the gold's table once, then each run read against it ahead, each taken."""
+    runs = [tmp_path / "a.trec", tmp_path / "b.trec"]
+    for shift, run in enumerate(runs):
+        run.write_text("".join(f"q{q} Q0 d{(q * 7 + d + shift) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100)))
+    gold = tmp_path / "qrels.txt"
+    gold.write_text("".join(f"q{q} 0 d{(q * 7 + q % 5) % 997} {1 + q % 2}\n" for q in range(400)))
+    code = AHEAD_PROBE.replace("sys.argv[3], sys.argv[1], sys.argv[2], '--output', 'tsv', '-m', 'map ndcg@10'",
+                               "'compare', sys.argv[1], sys.argv[2], sys.argv[3]")
+    ahead = subprocess.run([sys.executable, "-c", code, str(gold), *map(str, runs)], capture_output=True, text=True)
+    assert ahead.returncode == 0, ahead.stderr
+    assert f"ahead [{QRELS_SHAPE}, 'judged', 'judged'] left 0 0" in ahead.stderr, ahead.stderr
 
 
 def test_a_failing_parse_ahead_still_hands_over_bytes_and_hash(tmp_path, monkeypatch):

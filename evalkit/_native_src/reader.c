@@ -34,12 +34,6 @@
 #include "table.h"
 
 #define MAX_KEEP 4
-#define MAX_FIELDS 32
-
-typedef struct {
-    const unsigned char *start;
-    int64_t length;
-} Token;
 
 typedef struct {
     int64_t row, start, length;
@@ -132,48 +126,10 @@ static int take_line(Reader *r, const Token *fields, int nf) {
     return !r->no_memory;
 }
 
-/* Every line of data[0:n]: fields found 64 bytes at a time from masks of the blanks (their starts and ends are where
- * the mask changes), so that a line costs a few steps per field instead of a branch per byte. */
-static void read_lines(Reader *r, int64_t n) {
-    Token fields[MAX_FIELDS];
-    int nf = 0;
-    int64_t token_start = 0;
-    uint64_t carry = 1; /* the byte before the data counts as a blank */
-    unsigned char tail[64];
-    for (int64_t base = 0; base < n || (base == n && n > 0 && r->data[n - 1] != '\n'); base += 64) {
-        const unsigned char *chunk = r->data + base;
-        if (n - base < 64) { /* the last bytes, padded with newlines (one at least ends an unterminated last line) */
-            memset(tail, '\n', sizeof(tail));
-            memcpy(tail, chunk, (size_t)(n - base));
-            chunk = tail;
-        }
-        uint64_t newlines, blanks = blank_mask(chunk, &newlines);
-        uint64_t before = (blanks << 1) | carry;
-        carry = blanks >> 63;
-        uint64_t starts = ~blanks & before, ends = blanks & ~before, events = starts | ends | newlines;
-        while (events) {
-            int bit = __builtin_ctzll(events);
-            uint64_t mask = events & -events;
-            events ^= mask;
-            if (starts & mask) {
-                token_start = base + bit;
-                continue;
-            }
-            if (ends & mask) {
-                if (nf < MAX_FIELDS) fields[nf] = (Token){r->data + token_start, base + bit - token_start};
-                nf++;
-            }
-            if (newlines & mask) {
-                if (base + bit >= n) { /* the padding's first newline: it ends an unterminated last line, if any */
-                    if (nf) take_line(r, fields, nf);
-                    return;
-                }
-                if (!take_line(r, fields, nf)) return;
-                nf = 0;
-            }
-        }
-    }
-}
+static int take_reader_line(void *state, const Token *fields, int nf) { return take_line(state, fields, nf); }
+
+/* Every line of data[0:n] (lexer.h's lex_lines) into the reader. */
+static void read_lines(Reader *r, int64_t n) { lex_lines(r->data, n, r, take_reader_line); }
 
 /* Newlines in p[0:n] (a popcount of the 64-byte masks). */
 static int64_t count_newlines(const unsigned char *p, int64_t n) {

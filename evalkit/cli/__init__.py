@@ -37,6 +37,8 @@ def _command(argv: list[str]) -> str | None:
 # Commands whose arguments name the input files they read first: started as a command (not imported by a test or a
 # notebook), those files are read and hashed on a second thread while the command imports what it needs.
 READ_AHEAD_COMMANDS = ("score", "compare", "report", "validate", "submit", "fuse")
+# Which of those files is the gold the others are scored on: the runs are read against it ahead (evalkit.prejudged).
+GOLD_ARGUMENT = {"score": 1, "compare": 0, "report": 0}
 
 
 def _read_ahead(argv: list[str]) -> None:
@@ -51,7 +53,7 @@ def _read_ahead(argv: list[str]) -> None:
         limit = max_input_bytes()
     except EvalkitError:
         return  # a bad EVALKIT_MAX_INPUT_SIZE: the command says so
-    readahead.start([arg for arg in argv[argv.index(command) + 1:] if not arg.startswith("-")], limit)
+    readahead.start([arg for arg in argv[argv.index(command) + 1:] if not arg.startswith("-")], limit, gold=GOLD_ARGUMENT.get(command))
 
 
 if _command(sys.argv[1:]) not in MODEL_COMMANDS:

@@ -60,6 +60,9 @@ class Format:
     # headed tables: the same reading from rows already split, ``(header, records, label, **options)`` with
     # records ``(line, fields)`` as :func:`~evalkit.formats.tables.read_delimited` yields (a DataFrame's rows)
     read_rows: Callable[..., object] | None = None
+    # runs: the same run read against the gold it will be scored on, ``(loaded, qrels)``, its rows read only when
+    # asked for (a DeferredRun of evalkit.prejudged), or None where ``read`` must read it
+    read_against: Callable[..., object] | None = None
 
 
 _REGISTRY: dict[str, Format] = {}
@@ -138,21 +141,28 @@ def _resolve(loaded: LoadedFile, kind: str, fmt: str, option: str) -> Format:
 
 
 def read_run(
-    path: str | os.PathLike, fmt: str = "auto", *, column: str | None = None, name: str | None = None, option: str = "--format"
+    path: str | os.PathLike, fmt: str = "auto", *, column: str | None = None, name: str | None = None, option: str = "--format",
+    against=None,
 ):
     """Read a run or submission file in any supported format into a :class:`~evalkit.data.Run`.
 
-    ``option`` is the command-line option that forces a format, named when detection fails.
+    ``option`` is the command-line option that forces a format, named when detection fails. ``against``: the
+    :class:`~evalkit.data.Qrels` the run will be scored on, for a format that reads a run against its gold
+    (``read_against``: the same run, its rows read only when asked for).
     """
     loaded = load(path)
     chosen = _resolve(loaded, "run", fmt, option)
-    run = chosen.read(loaded, column=column)
     from dataclasses import replace
 
     from evalkit.data import Source
 
-    source = Source(path=str(path), format=chosen.name, sha256=loaded.sha256, member=loaded.member)
-    return replace(run, name=name or display_name(str(path)), source=source)
+    run = chosen.read_against(loaded, against) if against is not None and chosen.read_against is not None else None
+    general = run is None
+    if general:
+        run = chosen.read(loaded, column=column)
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.sha256, member=loaded.member)  # the hash: after reading
+    name = name or display_name(str(path))
+    return replace(run, name=name, source=source) if general else run.named(name, source)
 
 
 def read_qrels(path: str | os.PathLike, fmt: str = "auto"):

@@ -37,15 +37,26 @@ def sniff(sample: Sample) -> bool:
 def read(loaded: LoadedFile, **_) -> Run:
     table = read_whitespace(loaded, TREC_RUN)
     [(qidx, query_ids), (didx, doc_ids)] = table.columns
-    warnings = ()
-    if table.extra_lines:
-        where = f", first on line {table.first_extra}" if table.first_extra else ""
-        warnings = (
-            f"{loaded.label}: {table.extra_lines} lines have fields after the run tag{where}; "
-            "they are ignored, as trec_eval does",
-        )
+    warnings = _extra_fields(loaded, table.extra_lines, table.first_extra)
     run = Run(query_ids=query_ids, doc_ids=doc_ids, qidx=qidx, didx=didx, scores=table.values, warnings=warnings)
     return replace(run, tag=last_tag(loaded))
+
+
+def read_against(loaded: LoadedFile, qrels) -> Run | None:
+    """The run read against the gold it will be scored on (:mod:`evalkit.prejudged`): what :func:`read` gives, its
+    rows read (by :func:`read`) only when asked for; ``None`` where :func:`read` must read it."""
+    from evalkit.prejudged import read_judged
+
+    return read_judged(loaded.data, qrels, lambda: read(loaded), warnings=lambda n_extra, first_extra: _extra_fields(loaded, n_extra, first_extra),
+                       tag=lambda: last_tag(loaded))
+
+
+def _extra_fields(loaded: LoadedFile, extra_lines: int, first_extra: int) -> tuple[str, ...]:
+    """The warning of a run whose lines have fields after the run tag (none without such lines)."""
+    if not extra_lines:
+        return ()
+    where = f", first on line {first_extra}" if first_extra else ""
+    return (f"{loaded.label}: {extra_lines} lines have fields after the run tag{where}; they are ignored, as trec_eval does",)
 
 
 def last_tag(loaded: LoadedFile) -> str | None:
@@ -92,7 +103,7 @@ def format_trec_run(run: Run, tag: str | None = None, depth: int | None = None) 
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-FORMAT = register(Format("trec-run", "run", "TREC run: qid Q0 docid rank score tag", sniff, read))
+FORMAT = register(Format("trec-run", "run", "TREC run: qid Q0 docid rank score tag", sniff, read, read_against=read_against))
 
 
 def labels_tsv(run: Run) -> str:

@@ -1,0 +1,138 @@
+"""A TREC run read against its gold (evalkit.prejudged) scores exactly as the general reader's run, or declines.
+
+Random runs with ties (equal scores, ids differing only in length or case, -0.0 and 0.0), unsorted lines, queries
+outside the gold, gold queries the run misses, extra fields, comment and blank lines, numbers left to the exact
+conversion, repeated documents and non-contiguous queries (both declined), under every scoring option that reads
+the judged rows (depth, judged-only, relevance level, missing policies, the pooled documents of infAP).
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from evalkit import kernels
+from evalkit.api import score
+from evalkit.data import Run
+from evalkit.inputs import read_qrels, read_run
+from evalkit.prejudged import DeferredRun
+
+pytestmark = pytest.mark.skipif(kernels.native is None, reason="the compiled kernel was not built")
+
+METRICS = ["mrr@10", "ndcg@10", "map", "recall@100", "P@5", "bpref", "infAP", "ndcg", "success@3", "rprec", "num_rel_ret"]
+SCORES = ["1", "1.0", "0.5", "-0.0", "0", "0.25", "2e-3", "0.1234567890123456789", "7", "7.00", "1e30", "3.3333333333333335"]
+
+
+def _doc(rng: random.Random) -> str:
+    return rng.choice(["d", "D", "doc", "d1", "d10", "d1x", "longer-document-id-", "é"]) + str(rng.randrange(12))
+
+
+def _files(tmp_path, seed: int, *, repeat: bool = False, split: bool = False) -> tuple[str, str]:
+    rng = random.Random(seed)
+    gold = []
+    queries = [f"q{i}" for i in range(rng.randrange(1, 12))]
+    for q in queries:
+        if rng.random() < 0.8:
+            for d in {_doc(rng) for _ in range(rng.randrange(1, 8))}:
+                gold.append(f"{q} 0 {d} {rng.choice([-1, 0, 1, 2, 3])}")
+    gold.append("gold-only 0 x 1")
+    blocks = []
+    for q in queries + ["run-only"]:
+        if rng.random() < 0.15 and not (repeat and not blocks):
+            continue
+        docs = list({_doc(rng) for _ in range(rng.randrange(1, 30))})
+        if repeat:
+            docs.append(docs[0])
+        lines = [f"{q} Q0 {d} {i} {rng.choice(SCORES)} tag" + (" extra" if rng.random() < 0.05 else "") for i, d in enumerate(docs)]
+        rng.shuffle(lines)
+        blocks.append(lines)
+    if split:
+        while len(blocks) < 2:
+            blocks.append([f"extra{len(blocks)} Q0 d 1 1 t"])
+        blocks.append([blocks[0].pop()] if len(blocks[0]) > 1 else [blocks[0][0]])
+    lines = ["# a comment", ""] + [line for block in blocks for line in block]
+    (tmp_path / "gold.txt").write_text("\n".join(gold) + "\n")
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    return str(tmp_path / "run.txt"), str(tmp_path / "gold.txt")
+
+
+def _general(run_path: str) -> Run:
+    run = read_run(run_path)
+    assert not isinstance(run, DeferredRun)
+    return run
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_scores_equal_the_general_readers(tmp_path, seed):
+    run_path, gold_path = _files(tmp_path, seed)
+    qrels = read_qrels(gold_path)
+    judged = read_run(run_path, against=qrels)
+    assert isinstance(judged, DeferredRun)
+    general = _general(run_path)
+    assert judged.query_ids.tolist() == general.query_ids.tolist()
+    assert judged.warnings == general.warnings and judged.tag == general.tag
+    for options in ({}, {"depth": 3}, {"judged_only": True}, {"relevance_level": 2}, {"missing": "skip"}):
+        a = score(judged, qrels, metrics=METRICS, allow_partial=True, **options)
+        b = score(general, qrels, metrics=METRICS, allow_partial=True, **options)
+        assert a.warnings == b.warnings
+        for metric in a.means:
+            va = a.task_score.evaluation.per_query[metric]
+            vb = b.task_score.evaluation.per_query[metric]
+            assert np.array_equal(va, vb, equal_nan=True), (metric, options)
+    assert "qidx" not in judged.__dict__  # scored without reading its rows
+    assert judged.doc_ids.tolist() == general.doc_ids.tolist()  # and read when asked for
+    assert np.array_equal(judged.scores, general.scores)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("quirk", ["repeat", "split"])
+def test_declines_what_the_general_reader_must_read(tmp_path, seed, quirk):
+    run_path, gold_path = _files(tmp_path, seed, repeat=quirk == "repeat", split=quirk == "split")
+    qrels = read_qrels(gold_path)
+    run = read_run(run_path, against=qrels)
+    assert not isinstance(run, DeferredRun)
+    assert score(run_path, gold_path, metrics=METRICS, allow_partial=True).means == score(_general(run_path), qrels, metrics=METRICS,
+                                                                                              allow_partial=True).means
+
+
+@pytest.mark.parametrize("text", ["q1 Q0 d1 1 x tag\n", "q1 Q0 d1 1 0.5\n", "q1 Q0 d\x001 1 0.5 t\n", "q1 Q0 d1 1 1e999 t\n"])
+def test_declines_lines_the_general_reader_names(tmp_path, text):
+    (tmp_path / "run.txt").write_text(text)
+    (tmp_path / "gold.txt").write_text("q1 0 d1 1\n")
+    assert kernels.judge_run(text.encode(), ["q1"], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ["d1"]) is None \
+        or "\x00" in text  # a NUL: evalkit.prejudged declines before the kernel
+    try:
+        run = read_run(tmp_path / "run.txt", format="trec-run", against=read_qrels(tmp_path / "gold.txt"))
+    except Exception as error:  # noqa: BLE001 - the general reader's message
+        assert "run.txt" in str(error)
+    else:
+        assert not isinstance(run, DeferredRun)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_two_threads_give_one_threads_result(threads):
+    rng = random.Random(3)
+    lines = [f"q{q} Q0 d{rng.randrange(500)}-{i} {i} {rng.choice(SCORES)} t" for q in range(400) for i in range(rng.randrange(1, 40))]
+    data = ("\n".join(lines) + "\n").encode()
+    gold_docs = sorted({line.split()[2] for line in lines[::3]})
+    qidx = np.array([int(d.split("-")[1]) % 400 for d in gold_docs], dtype=np.int64)
+    args = ([f"q{q}" for q in range(400)], qidx, np.arange(len(gold_docs), dtype=np.int64), gold_docs)
+    one, two = kernels.judge_run(data, *args, threads=1), kernels.judge_run(data, *args, threads=threads)
+    assert one[:3] == two[:3] and all(np.array_equal(a, b) for a, b in zip(one[3:], two[3:]))
+
+
+def test_a_query_split_across_the_middle_declines_with_two_threads():
+    lines = [f"q{q % 2} Q0 d{i} {i} 1 t" for i, q in enumerate([0] * 50 + [1] * 50 + [0] * 50)]
+    data = ("\n".join(lines) + "\n").encode()
+    for threads in (1, 2):
+        assert kernels.judge_run(data, ["q0"], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ["d1"], threads=threads) is None
+
+
+def test_a_copy_is_a_run_like_any_other(tmp_path):
+    run_path, gold_path = _files(tmp_path, 1)
+    qrels = read_qrels(gold_path)
+    judged = read_run(run_path, against=qrels)
+    copy = judged.with_name("renamed")
+    assert copy.judgments_for(qrels) is None and copy.name == "renamed"
+    assert score(copy, qrels, metrics=METRICS, allow_partial=True).means == score(judged, qrels, metrics=METRICS, allow_partial=True).means
