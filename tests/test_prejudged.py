@@ -136,3 +136,28 @@ def test_a_copy_is_a_run_like_any_other(tmp_path):
     copy = judged.with_name("renamed")
     assert copy.judgments_for(qrels) is None and copy.name == "renamed"
     assert score(copy, qrels, metrics=METRICS, allow_partial=True).means == score(judged, qrels, metrics=METRICS, allow_partial=True).means
+
+
+def test_a_large_run_read_on_two_threads_scores_as_the_general_reader(tmp_path, monkeypatch):
+    """Above kernels.SPLIT_BYTES the run is read in two parts split at a query's first row: ties, unsorted lines and
+    extra fields (their count and first line joined across the parts) as the general reader has them."""
+    rng = random.Random(7)
+    lines, gold = [], {}
+    for q in range(7000):
+        docs = rng.sample(range(5000), 30)
+        block = [f"q{q} Q0 d{d} {i} {rng.choice(SCORES)} t" + (" more" if q > 5000 and rng.random() < 0.01 else "") for i, d in enumerate(docs)]
+        rng.shuffle(block)
+        lines += block
+        gold.update({(q, d): rng.choice([-1, 0, 1, 2]) for d in rng.sample(docs, 3) + [rng.randrange(5000)]})
+    run_path, gold_path = tmp_path / "run.txt", tmp_path / "gold.txt"
+    run_path.write_text("\n".join(lines) + "\n")
+    gold_path.write_text("".join(f"q{q} 0 d{d} {g}\n" for (q, d), g in gold.items()))
+    assert run_path.stat().st_size > kernels.SPLIT_BYTES
+    monkeypatch.setattr(kernels, "idle_cores", lambda: 2.0)
+    qrels = read_qrels(gold_path)
+    judged, general = read_run(run_path, against=qrels), _general(run_path)
+    assert isinstance(judged, DeferredRun) and judged.warnings == general.warnings and judged.warnings
+    a = score(judged, qrels, metrics=METRICS, allow_partial=True)
+    b = score(general, qrels, metrics=METRICS, allow_partial=True)
+    for metric in a.means:
+        assert np.array_equal(a.task_score.evaluation.per_query[metric], b.task_score.evaluation.per_query[metric], equal_nan=True)
