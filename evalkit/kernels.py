@@ -33,6 +33,8 @@ SEED = int.from_bytes(os.urandom(8), "little")  # the id tables' hash seed, per 
 # From 4 MB a table is read in two halves on two threads where a core is idle: the halves' id tables are joined after,
 # so the two threads do 1.4-1.7x the work of one (a 35-177 MB run): a gain only with a core to spare.
 SPLIT_BYTES = 1 << 22
+# From 256 KiB a whitespace table is read by read_table (evalkit/formats/tables.py; smaller ones by the Python reader).
+COMPILED_READ_BYTES = 1 << 18
 
 
 def idle_cores() -> float:

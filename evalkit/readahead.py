@@ -108,8 +108,8 @@ def _gold_table(gold: bytes):
 
     if _shape(gold) != kernels.TREC_QRELS:
         return None
-    # a small gold is read by the Python reader, which takes no table: kept for the run only
-    return kernels.read_table_ahead(gold, kernels.TREC_QRELS, register=len(gold) >= PARSE_AHEAD_BYTES)
+    # registered for the gold's reader where it reads with the kernel (a smaller gold's Python reader takes none)
+    return kernels.read_table_ahead(gold, kernels.TREC_QRELS, register=len(gold) >= kernels.COMPILED_READ_BYTES)
 
 
 def _judge(run: bytes, gold_table) -> None:

@@ -26,7 +26,7 @@ from evalkit.ids import ArrowColumnCoder, object_array, arrow_to_numpy
 from evalkit.textio import LoadedFile
 from evalkit.values import NUMBER_BYTES, ValueProblem, number_text
 
-FAST_PATH_BYTES = 1 << 18
+FAST_PATH_BYTES = kernels.COMPILED_READ_BYTES  # from here the compiled reader (else pyarrow) reads a table
 csv.field_size_limit(1 << 30)
 
 
