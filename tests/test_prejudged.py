@@ -161,3 +161,28 @@ def test_a_large_run_read_on_two_threads_scores_as_the_general_reader(tmp_path, 
     b = score(general, qrels, metrics=METRICS, allow_partial=True)
     for metric in a.means:
         assert np.array_equal(a.task_score.evaluation.per_query[metric], b.task_score.evaluation.per_query[metric], equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_queries_with_many_judgments(tmp_path, seed):
+    """More than 8 judgments a query (a binary search finds a row's) and more than 32 judged rows (ranks read from a
+    sort of the query's rows instead of counted), with many equal scores."""
+    rng = random.Random(seed)
+    run, gold = [], {}
+    for q in range(20):
+        docs = rng.sample(range(400), rng.randrange(40, 300))
+        run += [f"q{q} Q0 {_doc(rng)}-{d} 0 {rng.choice(SCORES[:6])} t" for d in docs]
+        gold.update({(q, line.split()[2]): rng.choice([-1, 0, 1, 2, 3]) for line in rng.sample(run[-len(docs):], rng.randrange(5, len(docs)))})
+        gold.update({(q, f"absent{i}"): 1 for i in range(rng.randrange(3))})
+    rng.shuffle(run)
+    run.sort(key=lambda line: int(line.split()[0][1:]))  # contiguous queries, lines shuffled within each
+    (tmp_path / "run.txt").write_text("\n".join(run) + "\n")
+    (tmp_path / "gold.txt").write_text("".join(f"q{q} 0 {d} {g}\n" for (q, d), g in gold.items()))
+    qrels = read_qrels(tmp_path / "gold.txt")
+    judged, general = read_run(tmp_path / "run.txt", against=qrels), _general(str(tmp_path / "run.txt"))
+    assert isinstance(judged, DeferredRun)
+    for options in ({}, {"depth": 50}, {"judged_only": True}):
+        a = score(judged, qrels, metrics=METRICS, allow_partial=True, **options)
+        b = score(general, qrels, metrics=METRICS, allow_partial=True, **options)
+        for metric in a.means:
+            assert np.array_equal(a.task_score.evaluation.per_query[metric], b.task_score.evaluation.per_query[metric], equal_nan=True)

@@ -125,8 +125,16 @@ static int ranks_order(const void *x, const void *y) {
     return ranks_before(a, b) ? -1 : ranks_before(b, a) ? 1 : 0;
 }
 
-/* The judgment row of ``row``'s document among the judgments [lo, hi) of one query, -1 when not judged. */
+/* The judgment row of ``row``'s document among the judgments [lo, hi) of one query, -1 when not judged: a scan of
+ * the first 8 bytes for a few judgments (most rows are judged by none: predictable misses), a binary search else. */
 static int64_t judgment_of(const Judge *j, int64_t lo, int64_t hi, const Row *row) {
+    if (hi - lo <= 8) {
+        for (; lo < hi; lo++) {
+            const Judgment *at = &j->judgments[lo];
+            if (at->key == row->key && same_id(at->key, at->doc, at->length, row->key, row->doc, row->length)) return at->row;
+        }
+        return -1;
+    }
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
         const Judgment *at = &j->judgments[mid];
@@ -195,8 +203,15 @@ static int finish_query(Judge *j) {
     if (n_hits <= 32) { /* few judged rows: count the rows ranked before each */
         for (int64_t h = 0; h < n_hits; h++) {
             const Row *row = &j->rows[j->hits[2 * h]];
-            int64_t before = 0;
-            for (int64_t i = 0; i < j->n_rows; i++) before += ranks_before(&j->rows[i], row);
+            const double score = row->score;
+            int64_t before = 0, ties = 0;
+            for (int64_t i = 0; i < j->n_rows; i++) { /* branch-free counts; equal scores are ordered after */
+                before += j->rows[i].score > score;
+                ties += j->rows[i].score == score;
+            }
+            if (ties > 1) /* the row itself ties with itself: others with its score rank before it by doc id */
+                for (int64_t i = 0; i < j->n_rows; i++)
+                    before += j->rows[i].score == score && ranks_before(&j->rows[i], row);
             rank[h] = before + 1;
         }
     } else { /* many: sort the query's rows once */
