@@ -1,4 +1,4 @@
-/* evalkit._native (module.c registers ids.c, reader.c, judge.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
+/* evalkit._native (module.c registers ids.c, reader.c, judge_run.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
  * pure-Python twin that gives the same results).
  *
  * Reading, for evalkit/formats/tables.py:
@@ -25,11 +25,11 @@
  *     ``first`` (uint8) the rows whose document is not repeated earlier in its query, and returns how
  *     many are. One pass; a per-document stamp (the query code that saw it last) replaces a sort.
  *
- * A run read against its gold, for evalkit/prejudged.py:
- * judge_run(data, query_ids, qidx, didx, doc_ids, seed) -> None or (n_extra, first_extra, run_query_ids, rows_per_query,
+ * A run read against its gold, for evalkit/prejudged.py (judge_run.c, judge.c):
+ * judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads) -> None or (n_extra, first_extra, run_query_ids, rows_per_query,
  *                                                               hit_query, hit_rank, hit_row)
  *     A TREC run's rows read query by query and ranked against that query's judgments only, without coding its
- *     documents (see judge.c); None where the general reader must read it.
+ *     documents (see judge_run.c); None where the general reader must read it.
  *
  * Judged rows, for evalkit/evaluation.py:
  * judged_rows(...) -> count
@@ -50,7 +50,7 @@
 #include "native.h"
 
 static PyMethodDef methods[] = {
-    {"judge_run", judge_run, METH_VARARGS, "judge_run(data, query_ids, qidx, didx, doc_ids, seed): a TREC run read against its gold (see judge.c)"},
+    {"judge_run", judge_run, METH_VARARGS, "judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads): a TREC run read against its gold (see judge_run.c)"},
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, seed, threads): see reader.c"},

@@ -1,0 +1,95 @@
+/* The shared parts of evalkit._native's judged reading of a TREC run (judge.c ranks each query's rows, judge_run.c
+ * reads the run, on two threads where asked): ids ordered by their first 8 bytes, a query's rows, the gold's
+ * judgments and the reader's state. */
+#ifndef EVALKIT_JUDGE_H
+#define EVALKIT_JUDGE_H
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lexer.h"
+#include "table.h"
+
+/* An id's first 8 bytes as a big-endian integer, zero-padded: integer order is byte order on them (the ids hold no
+ * NUL byte, evalkit/prejudged.py sees to it, so a padded shorter id sorts first as it should). */
+static inline uint64_t id_key(const unsigned char *p, int64_t n, const unsigned char *end) {
+    uint64_t w = 0;
+    if (p + 8 <= end) {
+        memcpy(&w, p, 8);
+        if (n < 8) w &= (UINT64_C(1) << (8 * n)) - 1;
+    } else
+        memcpy(&w, p, n >= 8 ? 8 : (size_t)n);
+    return __builtin_bswap64(w);
+}
+
+typedef struct {
+    const unsigned char *doc;
+    int64_t length, row; /* row: the judgment's row in the qrels */
+    uint64_t key;        /* id_key of doc */
+} Judgment;
+
+typedef struct {
+    const unsigned char *doc;
+    int64_t length;
+    uint64_t key; /* id_key of doc */
+    double score;
+} Row;
+
+typedef struct {
+    int64_t *data;
+    int64_t used, room;
+} Int64s;
+
+typedef struct {
+    const Table *queries;       /* the gold's query ids (code = position) */
+    Table run_queries;          /* the run's (code = first-seen order) */
+    const Judgment *judgments;  /* grouped by gold query, each group sorted by document bytes */
+    const int64_t *group;       /* per gold query: its judgments' start (n_queries + 1 entries) */
+    Row *rows;                  /* the rows of the query being read */
+    int64_t n_rows, rows_room, line, n_extra, first_extra, gold_query;
+    Token query;                /* the query id of the rows being read, and its id_key */
+    uint64_t query_key;
+    const unsigned char *end;   /* the end of the data */
+    Int64s per_query, hit_query, hit_rank, hit_row;
+    uint32_t *seen;             /* a query's documents, hashed (repeats) */
+    int64_t seen_room;
+    int64_t *hits, *ranks, hits_room, ranks_room;
+    int refused, no_memory;
+} Judge;
+
+static inline int push(Int64s *list, int64_t value) {
+    if (list->used == list->room) {
+        int64_t grown = list->room ? 2 * list->room : 1024;
+        int64_t *more = realloc(list->data, sizeof(int64_t) * (size_t)grown);
+        if (more == NULL) return 0;
+        list->data = more, list->room = grown;
+    }
+    list->data[list->used++] = value;
+    return 1;
+}
+
+/* Byte-wise order of two ids (shorter first on a common prefix) given their id_keys: <0, 0, >0. */
+static inline int compare_ids(uint64_t ka, const unsigned char *a, int64_t na, uint64_t kb, const unsigned char *b, int64_t nb) {
+    if (ka != kb) return ka < kb ? -1 : 1;
+    if (na <= 8 || nb <= 8) return (na > nb) - (na < nb); /* the same first bytes, no NUL: the shorter is a prefix */
+    int c = memcmp(a + 8, b + 8, (size_t)((na < nb ? na : nb) - 8));
+    return c ? c : (na > nb) - (na < nb);
+}
+
+static inline int same_id(uint64_t ka, const unsigned char *a, int64_t na, uint64_t kb, const unsigned char *b, int64_t nb) {
+    return ka == kb && na == nb && (na <= 8 || memcmp(a + 8, b + 8, (size_t)(na - 8)) == 0);
+}
+
+/* Whether row a ranks before row b: score descending, ties by document id descending. */
+static inline int ranks_before(const Row *a, const Row *b) {
+    return a->score > b->score ||
+           (a->score == b->score && compare_ids(a->key, a->doc, a->length, b->key, b->doc, b->length) > 0);
+}
+
+void judge_read(Judge *j, const unsigned char *data, int64_t n); /* judge.c: data[0:n], whole lines, into j */
+int judge_finish_query(Judge *j);                               /* judge.c: a query's rows are all in */
+int judge_group(Judge *j, Judgment **out, int64_t **group_out, const int64_t *qidx, const int64_t *didx, int64_t n,
+                const unsigned char **docs, const int64_t *lengths, int64_t n_docs, int64_t n_queries); /* judge.c */
+
+#endif
