@@ -88,6 +88,9 @@ class DeferredRun(Run):
             object.__setattr__(run, key, value)
         return run
 
+    def with_name(self, name: str) -> "DeferredRun":
+        return self.named(name, self.source)
+
     def judgments_for(self, qrels: Qrels) -> RunJudgments | None:
         found = self.__dict__.get("_judgments")  # none on a copy made by dataclasses.replace (a Run like any other)
         return found if found is not None and found.qrels is qrels else None

@@ -186,3 +186,20 @@ def test_queries_with_many_judgments(tmp_path, seed):
         b = score(general, qrels, metrics=METRICS, allow_partial=True, **options)
         for metric in a.means:
             assert np.array_equal(a.task_score.evaluation.per_query[metric], b.task_score.evaluation.per_query[metric], equal_nan=True)
+
+
+def test_compare_and_report_never_read_the_rows(tmp_path, monkeypatch):
+    """Runs scored side by side (compare, report: score_many and ScoredRun's renaming) keep their rows unread."""
+    from evalkit import api
+    from evalkit.report.writer import write_report
+
+    run_a, gold = _files(tmp_path, 5)
+    run_b = tmp_path / "b.txt"
+    run_b.write_text(open(run_a).read().replace(" tag", " other"))
+    assert isinstance(read_run(run_a, against=read_qrels(gold)), DeferredRun)
+    asked: list[str] = []
+    read_rows = DeferredRun.__getattr__
+    monkeypatch.setattr(DeferredRun, "__getattr__", lambda self, name: asked.append(name) or read_rows(self, name))
+    compared = api.compare(gold, run_a, str(run_b), permutations=50, bootstrap=50, allow_partial=True)
+    write_report(gold, run_a, str(run_b), out=tmp_path / "report.md", permutations=50, allow_partial=True)
+    assert asked == [] and len(compared.to_pandas()) == 1
