@@ -133,8 +133,12 @@ def test_a_copy_is_a_run_like_any_other(tmp_path):
     run_path, gold_path = _files(tmp_path, 1)
     qrels = read_qrels(gold_path)
     judged = read_run(run_path, against=qrels)
-    copy = judged.with_name("renamed")
-    assert copy.judgments_for(qrels) is None and copy.name == "renamed"
+    from dataclasses import replace
+
+    renamed = judged.with_name("renamed")  # renamed, still read against the gold
+    assert renamed.judgments_for(qrels) is not None and renamed.name == "renamed" and "qidx" not in renamed.__dict__
+    copy = replace(judged, name="copied")  # a copy with every field given: its rows read, scored the general way
+    assert copy.judgments_for(qrels) is None and copy.name == "copied"
     assert score(copy, qrels, metrics=METRICS, allow_partial=True).means == score(judged, qrels, metrics=METRICS, allow_partial=True).means
 
 
