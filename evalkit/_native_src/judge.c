@@ -65,7 +65,7 @@ static int has_repeat(Judge *j) {
     uint64_t mask = (uint64_t)cap - 1;
     for (int64_t i = 0; i < j->n_rows; i++) {
         const Row *row = &j->rows[i];
-        uint64_t slot = mum(row->key ^ j->queries->seed, 0xa0761d6478bd642fULL ^ (uint64_t)row->length) & mask;
+        uint64_t slot = hash_bytes(row->doc, row->length, j->queries->seed) & mask; /* every byte, seeded: crafted ids cannot collide */
         for (; j->seen[slot]; slot = (slot + 1) & mask) {
             const Row *other = &j->rows[j->seen[slot] - 1];
             if (same_id(other->key, other->doc, other->length, row->key, row->doc, row->length)) return 1;
