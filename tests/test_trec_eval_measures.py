@@ -65,6 +65,21 @@ def test_held_cases_cover_every_option_and_measure():
 
 @pytest.mark.skipif(not Path(BINARY).is_file(), reason="no trec_eval binary at $EVALKIT_TREC_EVAL")
 @pytest.mark.parametrize("seed", range(20_000, 20_040))
-def test_fresh_random_cases_against_the_binary(seed, tmp_path):
-    values, differences, command = differential.run_case(BINARY, seed, tmp_path)
+@pytest.mark.parametrize("grouped", [False, True])
+def test_fresh_random_cases_against_the_binary(seed, grouped, tmp_path):
+    values, differences, command = differential.run_case(BINARY, seed, tmp_path, grouped)
     assert not differences, command + "\n" + "\n".join(differences[:5])
+
+
+@pytest.mark.parametrize("seed", sorted(CASES))
+def test_held_output_is_reproduced_from_runs_read_against_their_gold(seed, tmp_path):
+    """The held cases again, each run's lines grouped by query: read against the gold in one pass, not ranked whole."""
+    from evalkit.inputs import read_qrels, read_run
+    from evalkit.prejudged import DeferredRun
+
+    command, theirs = CASES[seed]
+    qrels, run, flags, measures = differential.case(seed, tmp_path)
+    differential.group_by_query(run)
+    if "qrels_jg" not in flags:  # judgment groups score each group's qrels: the general reader's run
+        assert isinstance(read_run(run, against=read_qrels(qrels)), DeferredRun)
+    assert differential.evalkit_lines(qrels, run, flags, measures) == theirs

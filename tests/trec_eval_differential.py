@@ -7,7 +7,10 @@ run-only queries, fields after the run tag, comments), picks random options
 (-c, -M, -l, -J, -N, -m lists with parameters) and compares evalkit's lines
 with the binary's, line for line.
 
-    python tests/trec_eval_differential.py --binary /path/to/trec_eval --cases 300 [--seed 1]
+    python tests/trec_eval_differential.py --binary /path/to/trec_eval --cases 300 [--seed 1] [--grouped]
+
+(``--grouped``: each run's lines grouped by query, so that evalkit reads it against its gold in one pass,
+evalkit.prejudged, instead of declining a run whose queries' lines are interleaved.)
 
 prints the cases, the values compared and every difference. Tests import
 :func:`run_case` (tests/test_trec_eval_measures.py) when a binary is present.
@@ -169,14 +172,32 @@ def case(seed: int, folder: Path) -> tuple[Path, Path, list[str], list[str]]:
     return qrels, run, flags, measures
 
 
+def group_by_query(run: Path) -> None:
+    """Rewrite ``run`` with its lines grouped by query, which trec_eval's output does not depend on (it ranks by score
+    and docno), the last line kept last (its tag is the runid): evalkit then reads it against its gold
+    (evalkit.prejudged) instead of ranking it whole."""
+    lines = run.read_text().splitlines(keepends=True)
+    if not lines:
+        return
+    last = lines[-1]
+    order: dict[str, int] = {}
+    for line in lines:
+        order.setdefault(line.split()[0], len(order))
+    order[last.split()[0]] = len(order)  # the last line's query last, the line itself at its end
+    run.write_text("".join(sorted(lines[:-1], key=lambda line: order[line.split()[0]])) + last)
+
+
 def command_of(flags: list[str], measures: list[str]) -> str:
     flags = [("ZSCORES" if i and flags[i - 1] == "-Z" else f) for i, f in enumerate(flags)]
     return f"trec_eval -q {' '.join(flags)} {' '.join('-m ' + m for m in measures)} qrels run"
 
 
-def run_case(binary: str, seed: int, folder: Path) -> tuple[int, list[str], str]:
-    """(values compared, differing lines, the case's command) for one random case."""
+def run_case(binary: str, seed: int, folder: Path, grouped: bool = False) -> tuple[int, list[str], str]:
+    """(values compared, differing lines, the case's command) for one random case (``grouped``: its run's lines
+    grouped by query, :func:`group_by_query`)."""
     qrels, run, flags, measures = case(seed, folder)
+    if grouped:
+        group_by_query(run)
     command = command_of(flags, measures)
     theirs = binary_lines(binary, qrels, run, flags, measures)
     if theirs is None:
@@ -213,13 +234,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--show", type=int, default=5, help="cases with differences to print")
     parser.add_argument("--record", help="write the binary's lines of the cases it runs to this .gz file (tests hold them)")
+    parser.add_argument("--grouped", action="store_true", help="each run's lines grouped by query (read against the gold)")
     args = parser.parse_args()
     if args.record:
         return record(args.binary, range(args.seed, args.seed + args.cases), args.record)
     compared = cases = failing = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seed, args.seed + args.cases):
-            values, differences, command = run_case(args.binary, seed, Path(tmp))
+            values, differences, command = run_case(args.binary, seed, Path(tmp), args.grouped)
             cases += values > 0
             compared += values
             if differences:
