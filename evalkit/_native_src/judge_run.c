@@ -16,7 +16,8 @@
  *     row whose document is judged for its query (any grade) its run query code, rank and judgment row; grouped
  *     by query code, rank ascending (the order of evalkit/evaluation.py's judged rows).
  *     None where the general reader must read the run (its results, its messages): a line it refuses, a query
- *     whose rows are not contiguous, a document listed twice for one query, no row, ids that are not UTF-8.
+ *     whose rows are not contiguous, a document listed twice for one query, no row, ids that are not UTF-8, and
+ *     memory it could not get (a query of millions of rows keeps ~90 bytes a row: the general reader may still fit).
  *     Numbers the lexer leaves to the exact conversion (more than 19 digits, or not an exact operation on exact
  *     operands) are converted by the C library's strtod, correctly rounded as Python's float() is; a number it does
  *     not read whole (a locale's other decimal point) declines. The GIL is released while reading. With ``threads``
@@ -167,8 +168,7 @@ PyObject *judge_run(PyObject *self, PyObject *args) {
     int64_t n_queries = PyList_GET_SIZE(query_ids), n_judgments = qidx.len / (Py_ssize_t)sizeof(int64_t);
     int usable = a != NULL && (threads < 2 || b != NULL) && qidx.len == didx.len && utf8_of(query_ids, &query_bytes, &query_lengths) &&
                  utf8_of(doc_ids, &doc_bytes, &doc_lengths);
-    if (a == NULL || (threads > 1 && b == NULL)) PyErr_NoMemory();
-    else if (usable) {
+    if (usable) { /* else declined: no memory for the state, or ids the pass cannot take */
         if (!table_init(&gold, n_queries + 1, seed) || !table_init(&a->run_queries, 1 << 12, seed) ||
             (b != NULL && !table_init(&b->run_queries, 1 << 12, seed)))
             a->no_memory = 1;
@@ -187,16 +187,15 @@ PyObject *judge_run(PyObject *self, PyObject *args) {
             read_all(a, b, data.buf, data.len, threads);
             Py_END_ALLOW_THREADS
         }
-        if (a->no_memory) PyErr_NoMemory();
-        else if (!a->refused && a->per_query.used > 0) {
+        if (!a->no_memory && !a->refused && a->per_query.used > 0) { /* out of memory: declined, the general reader decides */
             PyObject *queries = table_uniques(&a->run_queries);
-            if (queries == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) PyErr_Clear();
-            else if (queries != NULL)
+            if (queries != NULL)
                 result = Py_BuildValue("(LLNNNNN)", (long long)a->n_extra, (long long)a->first_extra, queries, as_bytearray(&a->per_query),
                                        as_bytearray(&a->hit_query), as_bytearray(&a->hit_rank), as_bytearray(&a->hit_row));
+            if (result == NULL) PyErr_Clear(); /* ids that are not UTF-8, or no memory for the results: declined */
         }
     }
-    if (result == NULL && !PyErr_Occurred()) result = Py_NewRef(Py_None);
+    if (result == NULL) result = Py_NewRef(Py_None);
     table_free(&gold);
     judge_free(a), judge_free(b);
     free(query_bytes), free(query_lengths), free(doc_bytes), free(doc_lengths), free(group), free(judgments);
