@@ -8,8 +8,9 @@ second thread (the GIL is free while the kernel copies and hashlib hashes),
 hashes the small ones, then parses each large TREC-shaped one with the C
 reader (:func:`_parse`: its GIL-free pass overlaps the imports too) while a
 third thread hashes them. Where the command names the gold its runs are
-scored on (``score RUN GOLD``, ``compare GOLD RUNS...``), each large run is
-read against the gold's table instead (:func:`_judge`, :mod:`evalkit.prejudged`);
+scored on (``score RUN GOLD``, ``compare`` / ``report GOLD RUNS...``), each
+large run is read against the gold's table instead (:func:`_judge`,
+:mod:`evalkit.prejudged`);
 :func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
 the file is the one that was read (same device, inode, size and modification
 time), else nothing, and load reads it itself. It is only a hint: a file that
@@ -103,7 +104,8 @@ def _parse(data: bytes) -> None:
 
 
 def _gold_table(gold: bytes):
-    """``score RUN GOLD``: the gold's table, read ahead as TREC qrels when it looks like them (``None`` else)."""
+    """The gold's table (``score``, ``compare``, ``report``), read ahead as TREC qrels when it looks like them (``None``
+    else)."""
     from evalkit import kernels
 
     if _shape(gold) != kernels.TREC_QRELS:
@@ -113,8 +115,8 @@ def _gold_table(gold: bytes):
 
 
 def _judge(run: bytes, gold_table) -> None:
-    """``score RUN GOLD``: the run read ahead against its gold's table (:mod:`evalkit.prejudged`) when it looks like a
-    TREC run and the gold like TREC qrels; else parsed as it looks (:func:`_parse`)."""
+    """A run read ahead against its gold's table (:mod:`evalkit.prejudged`) when it looks like a TREC run and the gold
+    like TREC qrels; else parsed as it looks (:func:`_parse`)."""
     from evalkit import kernels
 
     if gold_table is not None and _shape(run) == kernels.TREC_RUN:
@@ -134,9 +136,9 @@ def _hash(files: list[_Ahead]) -> None:
 
 def start(paths: list[str], limit: int, gold: int | None = None) -> None:
     """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
-    hash the small ones, then hash the large ones on a second thread while the first parses each (:func:`_parse`). ``gold``: which of the files found is
-    the gold the others are scored on (``score RUN GOLD``: 1; ``compare GOLD RUNS...``: 0); each large run is then
-    read against it instead (:func:`_judge`)."""
+    hash the small ones, then hash the large ones on a second thread while the first parses each (:func:`_parse`).
+    ``gold``: which of the files found is the gold the others are scored on (``score RUN GOLD``: 1; ``compare`` and
+    ``report GOLD RUNS...``: 0); each large run is then read against it instead (:func:`_judge`)."""
     chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
