@@ -97,15 +97,11 @@ def judge(
     kept = np.ones(len(qrels.query_ids), dtype=bool) if sets.kept is None else sets.kept  # gold = qrels.query_ids[kept]
     qrels_to_gold = np.where(kept, np.cumsum(kept) - 1, -1)
 
-    # judgments of the evaluated queries, keyed by (gold position, qrels doc code)
+    # judgments of the evaluated queries
     jq = qrels_to_gold[qrels.qidx]
     jq = np.where(jq >= 0, eval_pos[np.maximum(jq, 0)], -1)
     jkeep = jq >= 0
     jq, jd, jg = jq[jkeep], qrels.didx[jkeep], qrels.grades[jkeep]
-    n_docs = max(len(qrels.doc_ids), 1)
-    jkey = jq * n_docs + jd
-    order = np.argsort(jkey, kind="stable")
-    jkey_sorted, jg_sorted = jkey[order], jg[order]
 
     # the judged rows of the evaluated queries' rankings; unjudged rows are only counted (num_ret)
     n_eval = len(evaluated)
@@ -115,16 +111,8 @@ def judge(
         qpos, rank, grade, pool_qpos, pool_rank = read_against.judged(run_query_pos, depth, pool)
         retrieved = read_against.retrieved(depth)
     else:
-        ranked = run.ranked()
-        run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
-        qpos, rank, grade = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, jg_sorted, n_docs, n_eval, depth)
-        pool_qpos = pool_rank = np.zeros(0, dtype=np.int64)
-        if pool:  # the same pass for the documents judged with a negative grade (in the pool, not judged)
-            flipped = np.where(jg_sorted < 0, 0.0, np.nan)
-            pool_qpos, pool_rank, _ = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, flipped, n_docs, n_eval, depth)
-        retrieved = ranked.rows_per_query(len(run_query_pos))
-        if depth is not None:
-            retrieved = np.minimum(retrieved, depth)
+        qpos, rank, grade, pool_qpos, pool_rank, retrieved = _ranked_and_joined(run, qrels, jq, jd, jg, run_query_pos, n_eval, depth,
+                                                                                pool)
 
     num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
     positive = jg >= 0
@@ -147,6 +135,28 @@ def judge(
         pool_qpos=pool_qpos,
         pool_rank=pool_rank,
     )
+
+
+def _ranked_and_joined(run: Run, qrels: Qrels, jq: np.ndarray, jd: np.ndarray, jg: np.ndarray, run_query_pos: np.ndarray, n_eval: int,
+                       depth: int | None, pool: bool) -> tuple[np.ndarray, ...]:
+    """``(qpos, rank, grade, pool_qpos, pool_rank, retrieved per run query)`` of any run: ranked whole by the ranking
+    rule, its rows joined with the judgments ``jq`` (evaluated position), ``jd`` (qrels doc code), ``jg`` (grade),
+    keyed by (evaluated position, qrels doc code)."""
+    n_docs = max(len(qrels.doc_ids), 1)
+    jkey = jq * n_docs + jd
+    order = np.argsort(jkey, kind="stable")
+    jkey_sorted, jg_sorted = jkey[order], jg[order]
+    ranked = run.ranked()
+    run_to_qdoc = positions_in(run.doc_ids, qrels.doc_ids)
+    qpos, rank, grade = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, jg_sorted, n_docs, n_eval, depth)
+    pool_qpos = pool_rank = np.zeros(0, dtype=np.int64)
+    if pool:  # the same pass for the documents judged with a negative grade (in the pool, not judged)
+        flipped = np.where(jg_sorted < 0, 0.0, np.nan)
+        pool_qpos, pool_rank, _ = _judged_rows(ranked, run_query_pos, run_to_qdoc, jkey_sorted, flipped, n_docs, n_eval, depth)
+    retrieved = ranked.rows_per_query(len(run_query_pos))
+    if depth is not None:
+        retrieved = np.minimum(retrieved, depth)
+    return qpos, rank, grade, pool_qpos, pool_rank, retrieved
 
 
 def _judged_rows(ranked: RankedRun, run_query_pos: np.ndarray, run_to_qdoc: np.ndarray, jkey_sorted: np.ndarray, jg_sorted: np.ndarray,
