@@ -130,9 +130,31 @@ def read_table_ahead(data: bytes, shape: TableShape, register: bool = True) -> t
     return _read_into(ahead)
 
 
+def _ahead_threads(data: bytes) -> int:
+    """Threads for a read ahead: two from :data:`AHEAD_SPLIT_BYTES` (the command's imports hold the other core before)."""
+    return 2 if len(data) >= AHEAD_SPLIT_BYTES else 1
+
+
+def _threads(data: bytes, threads: int | None) -> int:
+    """``threads``, or by default two from :data:`SPLIT_BYTES` where a second core is idle (:func:`idle_cores`)."""
+    if threads is not None:
+        return threads
+    return 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
+
+
+def _taken(registry: dict, data: bytes, matches) -> list:
+    """What was read ahead of ``data`` in ``registry`` for a reader it ``matches`` (``[result]``, waiting for it; empty:
+    read it yourself). The entry is taken out either way: a later read reads for itself."""
+    ahead = registry.pop(id(data), None)
+    if ahead is None or ahead.data is not data or not matches(ahead):
+        return []
+    ahead.done.wait()
+    return ahead.found
+
+
 def _read_into(ahead: _Ahead) -> tuple | None:
     try:
-        ahead.found.append(native.read_table(ahead.data, *ahead.shape, SEED, 2 if len(ahead.data) >= AHEAD_SPLIT_BYTES else 1))
+        ahead.found.append(native.read_table(ahead.data, *ahead.shape, SEED, _ahead_threads(ahead.data)))
         return ahead.found[0]
     except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
         return None
@@ -161,7 +183,7 @@ def judge_run_ahead(data: bytes, gold_table: tuple | None) -> None:
     _JUDGED_AHEAD[id(data)] = ahead
     general = None
     try:
-        ahead.found.append(native.judge_run(data, query_ids, qidx, didx, doc_ids, SEED, 2 if len(data) >= AHEAD_SPLIT_BYTES else 1))
+        ahead.found.append(native.judge_run(data, query_ids, qidx, didx, doc_ids, SEED, _ahead_threads(data)))
         if ahead.found[0] is None:  # registered before its reader hears of the decline: it waits for this table
             general = _READ_AHEAD[id(data)] = _Ahead(data, TREC_RUN, threading.Event(), [])
     except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
@@ -183,17 +205,9 @@ def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], n
         return None
     import numpy as np
 
-    ahead = _READ_AHEAD.pop(id(data), None)
-    taken: list = []
-    if ahead is not None and ahead.data is data and ahead.shape == (n_fields, extra, tuple(keep), numeric):
-        ahead.done.wait()
-        taken = ahead.found
-    if taken:
-        found = taken[0]
-    else:
-        if threads is None:
-            threads = 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
-        found = native.read_table(data, n_fields, extra, tuple(keep), numeric, SEED, threads)
+    shape = (n_fields, extra, tuple(keep), numeric)
+    taken = _taken(_READ_AHEAD, data, lambda ahead: ahead.shape == shape)
+    found = taken[0] if taken else native.read_table(data, *shape, SEED, _threads(data, threads))
     if found is None:
         return None
     rows, n_extra, first_extra, uniques, codes, values = found
@@ -212,20 +226,13 @@ def judge_run(data: bytes, query_ids: list[str], qidx: np.ndarray, didx: np.ndar
         return None
     import numpy as np
 
-    ahead = _JUDGED_AHEAD.pop(id(data), None)
-    taken: list = []
-    if ahead is not None and ahead.data is data:
-        ahead.done.wait()
+    def same_gold(ahead: _JudgedAhead) -> bool:  # the judgments it was read against, compared by value
         gold_query_ids, gold_qidx, gold_didx, gold_doc_ids = ahead.gold
-        if (gold_query_ids == query_ids and gold_doc_ids == doc_ids and np.array_equal(np.frombuffer(gold_qidx, dtype=np.int64), qidx)
-                and np.array_equal(np.frombuffer(gold_didx, dtype=np.int64), didx)):
-            taken = ahead.found
-    if taken:
-        found = taken[0]
-    else:
-        if threads is None:
-            threads = 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
-        found = native.judge_run(data, query_ids, _int64(qidx), _int64(didx), doc_ids, SEED, threads)
+        return (gold_query_ids == query_ids and gold_doc_ids == doc_ids and np.array_equal(np.frombuffer(gold_qidx, dtype=np.int64), qidx)
+                and np.array_equal(np.frombuffer(gold_didx, dtype=np.int64), didx))
+
+    taken = _taken(_JUDGED_AHEAD, data, same_gold)
+    found = taken[0] if taken else native.judge_run(data, query_ids, _int64(qidx), _int64(didx), doc_ids, SEED, _threads(data, threads))
     if found is None:
         return None
     n_extra, first_extra, run_query_ids, *arrays = found
