@@ -76,7 +76,7 @@ static int has_repeat(Judge *j) {
 }
 
 /* The query's rows are all in: count them, refuse repeats, rank its judged rows. 0 to stop. */
-int judge_finish_query(Judge *j) {
+static int finish_query(Judge *j) {
     int64_t code = j->per_query.used;
     if (!push(&j->per_query, j->n_rows)) return !(j->no_memory = 1);
     if (j->n_rows >= UINT32_MAX) return !(j->no_memory = 1);
@@ -145,7 +145,7 @@ static int start_query(Judge *j, const Token *query) {
     if (query->length >= UINT32_MAX) return !(j->refused = 1);
     if (table_probe(&j->run_queries, query->start, query->length, h, &slot) >= 0) return !(j->refused = 1);
     if (table_add(&j->run_queries, query->start, query->length, h, slot) < 0) return !(j->no_memory = 1);
-    j->gold_query = table_probe(j->queries, query->start, query->length, hash_bytes(query->start, query->length, j->queries->seed), &slot);
+    j->gold_query = table_probe(j->queries, query->start, query->length, h, &slot); /* the gold's table has the same seed */
     j->query = *query;
     j->n_rows = 0;
     return 1;
@@ -163,7 +163,7 @@ static int take_line(void *state, const Token *fields, int nf) {
     const Token *query = &fields[0];
     uint64_t query_key = id_key(query->start, query->length, j->end);
     int same = j->query.start != NULL && same_id(query_key, query->start, query->length, j->query_key, j->query.start, j->query.length);
-    if (!same && ((j->query.start != NULL && !judge_finish_query(j)) || !start_query(j, query))) return 0;
+    if (!same && ((j->query.start != NULL && !finish_query(j)) || !start_query(j, query))) return 0;
     j->query_key = query_key;
     if (j->n_rows == j->rows_room) {
         int64_t grown = j->rows_room ? 2 * j->rows_room : 256;
@@ -218,5 +218,5 @@ int judge_group(Judge *j, Judgment **out, int64_t **group_out, const int64_t *qi
 
 void judge_read(Judge *j, const unsigned char *data, int64_t n) {
     lex_lines(data, n, j, take_line);
-    if (!j->no_memory && !j->refused && j->query.start != NULL) judge_finish_query(j);
+    if (!j->no_memory && !j->refused && j->query.start != NULL) finish_query(j);
 }

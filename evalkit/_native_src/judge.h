@@ -88,7 +88,6 @@ static inline int ranks_before(const Row *a, const Row *b) {
 }
 
 void judge_read(Judge *j, const unsigned char *data, int64_t n); /* judge.c: data[0:n], whole lines, into j */
-int judge_finish_query(Judge *j);                               /* judge.c: a query's rows are all in */
 int judge_group(Judge *j, Judgment **out, int64_t **group_out, const int64_t *qidx, const int64_t *didx, int64_t n,
                 const unsigned char **docs, const int64_t *lengths, int64_t n_docs, int64_t n_queries); /* judge.c */
 
