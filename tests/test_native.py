@@ -89,6 +89,43 @@ def test_read_table_twins_agree(threads, monkeypatch):
 
 
 @needs_native
+def test_lines_around_the_lexers_64_byte_window_agree():
+    """The lexer reads a line from the 64 bytes where it starts (its newline among them) or 64 bytes at a time (a
+    longer line): lines whose newline falls at either side of 64 and 128 bytes, an id that crosses those marks, runs
+    of blanks across them, more fields than it keeps (32), and files that end at such a mark with or without their
+    newline are read as the Python reader reads them."""
+    from evalkit.errors import InputError
+    from evalkit.textio import LoadedFile
+
+    rng = random.Random(64)
+    checked = 0
+    for width in list(range(56, 72)) + list(range(120, 136)) + [200, 300]:
+        for _ in range(12):
+            pad = width - len("q1 Q0  1 0.5 r")
+            doc_length = rng.randint(1, max(1, pad))
+            gap = " " * max(1, pad - doc_length + 1) if rng.random() < 0.5 else " \t" * max(1, (pad - doc_length + 1) // 2)
+            line = f"q{rng.randint(1, 3)} Q0 {'d' * doc_length}{rng.randint(0, 9)}{gap}1 0.{rng.randint(0, 999)} r"
+            if rng.random() < 0.2:
+                line += " x" * rng.randint(1, 40)  # extra fields, past 32 on some lines
+            lines = [line if rng.random() < 0.7 else line[: rng.randint(1, len(line))] for _ in range(rng.randint(1, 6))]
+            data = ("\n".join(lines) + ("\n" if rng.random() < 0.5 else "")).encode()
+            loaded = LoadedFile("t.txt", data, "")
+            fast = tables._compiled_whitespace(loaded, kernels.TableShape(6, True, (0, 2), 4))
+            try:
+                slow = tables._python_whitespace(loaded, 6, True, (0, 2), 4, "score")
+            except InputError:
+                assert fast is None, data
+                continue
+            assert fast is not None, data
+            for (codes, uniques), (slow_codes, slow_uniques) in zip(fast.columns, slow.columns):
+                assert codes.tolist() == slow_codes.tolist() and uniques.tolist() == slow_uniques.tolist(), data
+            assert fast.values.view(np.int64).tolist() == slow.values.view(np.int64).tolist(), data
+            assert (fast.extra_lines, fast.first_extra) == (slow.extra_lines, slow.first_extra), data
+            checked += 1
+    assert checked > 100
+
+
+@needs_native
 def test_read_table_in_two_halves_joins_codes_lines_and_numbers():
     """The second half's ids coded after the first half's (shared ones keep their codes), its rows moved up past the
     first half's comment and blank lines, its slow numbers placed, its first extra line counted from the file's start."""

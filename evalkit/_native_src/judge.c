@@ -49,6 +49,19 @@ static int64_t judgment_of(const Judge *j, int64_t lo, int64_t hi, const Row *ro
     return -1;
 }
 
+/* One of 64 bits for an id, from its id_key and length (Fibonacci hashing): equal ids have equal bits. */
+static inline int key_bit(uint64_t key, int64_t length) {
+    return (int)(((key ^ (uint64_t)length) * 0x9E3779B97F4A7C15ULL) >> 58);
+}
+
+/* A row's document id hashed, seeded: an id of at most 8 bytes is its id_key (every byte of it), mixed as hash_bytes
+ * mixes a word; a longer one hashed whole. */
+static inline uint64_t row_hash(const Row *row, uint64_t seed) {
+    if (row->length > 8) return hash_bytes(row->doc, row->length, seed);
+    uint64_t h = seed ^ ((uint64_t)row->length * 0x9E3779B97F4A7C15ULL);
+    return mum(mum(h ^ row->key, 0xe7037ed1a0b428dbULL), 0x8ebc6af09c88c6e3ULL);
+}
+
 /* 1 when some document appears twice among the query's rows (a hash of their ids; 0 when all are distinct). */
 static int has_repeat(Judge *j) {
     int64_t cap = 16;
@@ -65,7 +78,7 @@ static int has_repeat(Judge *j) {
     uint64_t mask = (uint64_t)cap - 1;
     for (int64_t i = 0; i < j->n_rows; i++) {
         const Row *row = &j->rows[i];
-        uint64_t slot = hash_bytes(row->doc, row->length, j->queries->seed) & mask; /* every byte, seeded: crafted ids cannot collide */
+        uint64_t slot = row_hash(row, j->queries->seed) & mask; /* every byte, seeded: crafted ids cannot collide */
         for (; j->seen[slot]; slot = (slot + 1) & mask) {
             const Row *other = &j->rows[j->seen[slot] - 1];
             if (same_id(other->key, other->doc, other->length, row->key, row->doc, row->length)) return 1;
@@ -84,7 +97,10 @@ static int finish_query(Judge *j) {
     if (j->gold_query < 0) return 1;
     int64_t lo = j->group[j->gold_query], hi = j->group[j->gold_query + 1], n_hits = 0;
     if (lo == hi) return 1;
+    uint64_t judged = 0; /* a bit per judgment's id (key_bit): a row whose bit is not set is judged by none */
+    for (int64_t k = lo; k < hi; k++) judged |= UINT64_C(1) << key_bit(j->judgments[k].key, j->judgments[k].length);
     for (int64_t i = 0; i < j->n_rows; i++) {
+        if (!(judged >> key_bit(j->rows[i].key, j->rows[i].length) & 1)) continue;
         int64_t row = judgment_of(j, lo, hi, &j->rows[i]);
         if (row < 0) continue;
         if (n_hits == j->hits_room) {

@@ -16,6 +16,23 @@ enum { NUMBER_BAD = 0, NUMBER_DONE = 1, NUMBER_SLOW = 2 };
 /* The number in p..end: NUMBER_DONE with *out set, NUMBER_SLOW when valid but left to the exact conversion,
  * NUMBER_BAD when not a number as evalkit reads it. */
 static int parse_number(const unsigned char *p, const unsigned char *end, double *out) {
+    if (end - p <= 20) { /* the common short decimal ([-]digits[.digits], 19 digits at most): one loop, no counts */
+        const unsigned char *q = p + (p < end && *p == '-'), *dot = NULL;
+        uint64_t m = 0;
+        int digits = 0;
+        for (; q < end; q++) {
+            unsigned digit = (unsigned)*q - '0';
+            if (digit < 10) m = m * 10 + digit, digits++;
+            else if (*q == '.' && dot == NULL) dot = q;
+            else break;
+        }
+        int64_t fraction = dot ? end - dot - 1 : 0;
+        if (q == end && digits > 0 && digits <= 19 && m <= (UINT64_C(1) << 53) && fraction <= 22) {
+            double value = m == 0 ? 0.0 : fraction ? (double)m / POW10[fraction] : (double)m;
+            *out = *p == '-' ? -value : value;
+            return NUMBER_DONE;
+        } /* else the same number read the general way below, which decides */
+    }
     int negative = 0, significant = 0, dropped = 0;
     int64_t int_digits = 0, frac_digits = 0, exponent = 0;
     uint64_t mantissa = 0;
@@ -85,48 +102,74 @@ typedef struct {
 
 #define MAX_FIELDS 32
 
-/* Every line of data[0:n] handed to ``take(state, fields, nf)`` (``nf`` fields, the first MAX_FIELDS in ``fields``;
- * blank lines too, with nf 0), until take returns 0: fields found 64 bytes at a time from masks of the blanks (their
- * starts and ends are where the mask changes), so that a line costs a few steps per field instead of a branch per
- * byte. Fields split on ASCII whitespace (space, tab, CR, VT, FF), as bytes.split does. */
-static inline void lex_lines(const unsigned char *data, int64_t n, void *state, int (*take)(void *, const Token *, int)) {
-    Token fields[MAX_FIELDS];
-    int nf = 0;
-    int64_t token_start = 0;
-    uint64_t carry = 1; /* the byte before the data counts as a blank */
+/* The 64 bytes from data + at, padded with newlines past n (into ``tail``), as blank_mask's two masks. */
+static inline uint64_t window_masks(const unsigned char *data, int64_t n, int64_t at, unsigned char *tail, uint64_t *newlines) {
+    if (n - at >= 64) return blank_mask(data + at, newlines);
+    memset(tail, '\n', 64);
+    memcpy(tail, data + at, (size_t)(n - at));
+    return blank_mask(tail, newlines);
+}
+
+/* The fields of the line starting at data + at whose newline is not in its first 64 bytes, into fields / *nf: the
+ * masks 64 bytes at a time, a field's start and end where they change. Its newline's offset (or, past n, the end). */
+static int64_t lex_long_line(const unsigned char *data, int64_t n, int64_t at, Token *fields, int *nf) {
     unsigned char tail[64];
-    for (int64_t base = 0; base < n || (base == n && n > 0 && data[n - 1] != '\n'); base += 64) {
-        const unsigned char *chunk = data + base;
-        if (n - base < 64) { /* the last bytes, padded with newlines (one at least ends an unterminated last line) */
-            memset(tail, '\n', sizeof(tail));
-            memcpy(tail, chunk, (size_t)(n - base));
-            chunk = tail;
-        }
-        uint64_t newlines, blanks = blank_mask(chunk, &newlines);
+    uint64_t carry = 1; /* the byte before the line counts as a blank */
+    int64_t token_start = at;
+    *nf = 0;
+    for (int64_t base = at;; base += 64) {
+        uint64_t newlines, blanks = window_masks(data, n, base, tail, &newlines);
+        uint64_t in_line = newlines ? (newlines & -newlines) - 1 + (newlines & -newlines) : ~UINT64_C(0); /* to the newline */
         uint64_t before = (blanks << 1) | carry;
         carry = blanks >> 63;
-        uint64_t starts = ~blanks & before, ends = blanks & ~before, events = starts | ends | newlines;
-        while (events) {
+        uint64_t starts = ~blanks & before & in_line, ends = blanks & ~before & in_line;
+        while (starts | ends) {
+            uint64_t events = starts | ends, mask = events & -events;
             int bit = __builtin_ctzll(events);
-            uint64_t mask = events & -events;
-            events ^= mask;
-            if (starts & mask) {
-                token_start = base + bit;
-                continue;
-            }
-            if (ends & mask) {
-                if (nf < MAX_FIELDS) fields[nf] = (Token){data + token_start, base + bit - token_start};
-                nf++;
-            }
-            if (newlines & mask) {
-                if (base + bit >= n) { /* the padding's first newline: it ends an unterminated last line, if any */
-                    if (nf) take(state, fields, nf);
-                    return;
-                }
-                if (!take(state, fields, nf)) return;
-                nf = 0;
+            if (starts & mask) token_start = base + bit, starts ^= mask;
+            else {
+                if (*nf < MAX_FIELDS) fields[*nf] = (Token){data + token_start, base + bit - token_start};
+                ++*nf;
+                ends ^= mask;
             }
         }
+        if (newlines) return base + __builtin_ctzll(newlines);
+    }
+}
+
+/* Every line of data[0:n] handed to ``take(state, fields, nf)`` (``nf`` fields, the first MAX_FIELDS in ``fields``;
+ * blank lines too, with nf 0), until take returns 0. Fields split on ASCII whitespace (space, tab, CR, VT, FF), as
+ * bytes.split does. A line is lexed from masks of the blanks and newlines of the 64 bytes where it starts: where
+ * its newline is among them (nearly every line of a run or qrels), its fields' starts and ends are where the blank
+ * mask changes before that newline, read off with a count of trailing zeros each, no branch per byte or per field;
+ * a longer line is lexed 64 bytes at a time (lex_long_line). The bytes past n read as newlines: one ends an
+ * unterminated last line. */
+static inline void lex_lines(const unsigned char *data, int64_t n, void *state, int (*take)(void *, const Token *, int)) {
+    Token fields[MAX_FIELDS];
+    unsigned char tail[64];
+    for (int64_t at = 0; at < n;) {
+        uint64_t newlines, blanks = window_masks(data, n, at, tail, &newlines);
+        int64_t line_end;
+        int nf;
+        if (newlines) {
+            uint64_t first = newlines & -newlines, in_line = first - 1; /* the line's bytes, before its newline */
+            uint64_t before = (blanks << 1) | 1;
+            uint64_t starts = ~blanks & before & in_line, ends = blanks & ~before & (in_line | first);
+            nf = __builtin_popcountll(starts);
+            for (int k = 0; k < nf && k < MAX_FIELDS; k++) {
+                int from = __builtin_ctzll(starts), to = __builtin_ctzll(ends);
+                fields[k] = (Token){data + at + from, to - from};
+                starts &= starts - 1, ends &= ends - 1;
+            }
+            line_end = at + __builtin_ctzll(newlines);
+        } else
+            line_end = lex_long_line(data, n, at, fields, &nf);
+        if (line_end >= n) { /* the padding's newline: it ends an unterminated last line, if any */
+            if (nf) take(state, fields, nf);
+            return;
+        }
+        if (!take(state, fields, nf)) return;
+        at = line_end + 1;
     }
 }
 

@@ -46,6 +46,19 @@ static inline uint64_t load_prefix(const unsigned char *p, int64_t n) {
     return w;
 }
 
+/* The last 1..8 bytes of an id as one word, every byte read, for the hash (not their order: two 4-byte loads that
+ * overlap from 4 bytes, three single bytes below; with the length hashed alongside, distinct tails give distinct
+ * words). Fixed-size loads: a variable-length memcpy was a library call per id. */
+static inline uint64_t load_tail(const unsigned char *p, int64_t n) {
+    uint32_t first, last;
+    if (n >= 4) {
+        memcpy(&first, p, 4);
+        memcpy(&last, p + n - 4, 4);
+        return (uint64_t)first << 32 | last;
+    }
+    return (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
+}
+
 static inline uint64_t hash_bytes(const unsigned char *p, int64_t n, uint64_t seed) {
     uint64_t h = seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
     int64_t i = 0;
@@ -54,7 +67,7 @@ static inline uint64_t hash_bytes(const unsigned char *p, int64_t n, uint64_t se
         memcpy(&w, p + i, 8);
         h = mum(h ^ w, 0xa0761d6478bd642fULL);
     }
-    if (i < n) h = mum(h ^ load_prefix(p + i, n - i), 0xe7037ed1a0b428dbULL);
+    if (i < n) h = mum(h ^ load_tail(p + i, n - i), 0xe7037ed1a0b428dbULL);
     return mum(h, 0x8ebc6af09c88c6e3ULL);
 }
 
