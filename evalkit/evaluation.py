@@ -57,7 +57,7 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
     answered = np.zeros(len(gold), dtype=bool)
     answered[run_to_gold[run_to_gold >= 0]] = True
     dropped = set(gold_all[~keep].tolist())
-    run_only = [q for q, g in zip(run.query_ids.tolist(), run_to_gold.tolist()) if g < 0 and q not in dropped]
+    run_only = [q for q in run.query_ids[run_to_gold < 0].tolist() if q not in dropped]
     return QueryMatch(
         gold=gold,
         run_to_gold=run_to_gold,
