@@ -1,5 +1,6 @@
 /* The byte-level lexing of evalkit._native's table readers (reader.c, judge.c): the numbers as evalkit reads them,
- * the blanks and newlines of 64 bytes at a time, and the lines' fields. Static functions, included by each reader. */
+ * the blanks and newlines of 64 bytes as masks, and each line's fields read off them. Static functions, included by each
+ * reader. */
 #ifndef EVALKIT_LEXER_H
 #define EVALKIT_LEXER_H
 #include <stdint.h>
