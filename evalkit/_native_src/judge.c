@@ -1,9 +1,9 @@
 /* evalkit._native: each query of a TREC run ranked against its own judgments as its rows go by (judge_run.c reads the
  * run; judge.h holds the types). A query's rows are kept until its last; then repeats are refused (a hash of the
  * ids), each row's document looked up among the query's judgments (past a 64-bit filter of their ids, which most
- * rows fail; then its first 8 bytes compared for a few, a binary search for many), and each judged row ranked: 1 + the rows ranked before it by the ranking rule (score
- * descending, ties by document id descending, byte-wise), counted for up to 32 judged rows, read from one sort of
- * the query's rows for more. */
+ * rows fail; then its first 8 bytes compared for a few, a binary search for many), and each judged row ranked: 1 +
+ * the rows ranked before it by the ranking rule (score descending, ties by document id descending, byte-wise),
+ * counted for up to 32 judged rows, read from one sort of the query's rows for more. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
