@@ -54,14 +54,6 @@ static inline int key_bit(uint64_t key, int64_t length) {
     return (int)(((key ^ (uint64_t)length) * 0x9E3779B97F4A7C15ULL) >> 58);
 }
 
-/* A row's document id hashed, seeded: an id of at most 8 bytes is its id_key (every byte of it), mixed as hash_bytes
- * mixes a word; a longer one hashed whole. */
-static inline uint64_t row_hash(const Row *row, uint64_t seed) {
-    if (row->length > 8) return hash_bytes(row->doc, row->length, seed);
-    uint64_t h = seed ^ ((uint64_t)row->length * 0x9E3779B97F4A7C15ULL);
-    return mum(mum(h ^ row->key, 0xe7037ed1a0b428dbULL), 0x8ebc6af09c88c6e3ULL);
-}
-
 /* 1 when some document appears twice among the query's rows (a hash of their ids; 0 when all are distinct). */
 static int has_repeat(Judge *j) {
     int64_t cap = 16;
@@ -78,7 +70,7 @@ static int has_repeat(Judge *j) {
     uint64_t mask = (uint64_t)cap - 1;
     for (int64_t i = 0; i < j->n_rows; i++) {
         const Row *row = &j->rows[i];
-        uint64_t slot = row_hash(row, j->queries->seed) & mask; /* every byte, seeded: crafted ids cannot collide */
+        uint64_t slot = hash_bytes(row->doc, row->length, j->queries->seed) & mask; /* every byte, seeded: crafted ids cannot collide */
         for (; j->seen[slot]; slot = (slot + 1) & mask) {
             const Row *other = &j->rows[j->seen[slot] - 1];
             if (same_id(other->key, other->doc, other->length, row->key, row->doc, row->length)) return 1;
