@@ -55,36 +55,44 @@ def random_table(rng: random.Random) -> bytes:
     return ("\n".join(lines) + ("\n" if rng.random() < 0.8 else "")).encode()
 
 
+def _compiled_reads_as_python(data: bytes, extra: bool) -> bool:
+    """Whether the compiled reader reads ``data`` (a 6-field table, ids in fields 0 and 2, the number in field 4) as
+    the Python reader does: the same codes, ids, values to the bit (-0.0 included) and extra-field lines; ``False`` when
+    the Python reader refuses it (the compiled one must then leave it to that reader)."""
+    from evalkit.errors import InputError
+    from evalkit.textio import LoadedFile
+
+    loaded = LoadedFile("t.txt", data, "")
+    fast = tables._compiled_whitespace(loaded, kernels.TableShape(6, extra, (0, 2), 4))
+    try:
+        slow = tables._python_whitespace(loaded, 6, extra, (0, 2), 4, "score")
+    except InputError:
+        assert fast is None, data
+        return False
+    assert fast is not None, data
+    for (codes, uniques), (slow_codes, slow_uniques) in zip(fast.columns, slow.columns):
+        assert codes.tolist() == slow_codes.tolist() and uniques.tolist() == slow_uniques.tolist(), data
+    assert fast.values.view(np.int64).tolist() == slow.values.view(np.int64).tolist(), data
+    assert (fast.extra_lines, fast.first_extra) == (slow.extra_lines, slow.first_extra), data
+    return True
+
+
 @needs_native
 @pytest.mark.parametrize("threads", [1, 2])
 def test_read_table_twins_agree(threads, monkeypatch):
     """The compiled reader (one pass of C; or two halves on two threads, joined) and the Python reader give the same
     table, or the compiled one leaves the file to the Python reader, which refuses it naming the line; values equal
     to the bit (-0.0 included); the line of the first extra field counted across the halves."""
-    from evalkit.errors import InputError
-    from evalkit.textio import LoadedFile
-
     monkeypatch.setattr(kernels, "SPLIT_BYTES", 0 if threads == 2 else 1 << 62)
     monkeypatch.setattr(kernels, "idle_cores", lambda: 2.0)
     rng = random.Random(8 + threads)
     compared = refused = 0
     for _ in range(2500):
         data = random_table(rng)
-        loaded = LoadedFile("t.txt", data, "")
-        extra = bool(rng.random() < 0.5)
-        fast = tables._compiled_whitespace(loaded, kernels.TableShape(6, extra, (0, 2), 4))
-        try:
-            slow = tables._python_whitespace(loaded, 6, extra, (0, 2), 4, "score")
-        except InputError:
-            assert fast is None, data
+        if _compiled_reads_as_python(data, extra=bool(rng.random() < 0.5)):
+            compared += 1
+        else:
             refused += 1
-            continue
-        assert fast is not None, data
-        for (codes, uniques), (slow_codes, slow_uniques) in zip(fast.columns, slow.columns):
-            assert codes.tolist() == slow_codes.tolist() and uniques.tolist() == slow_uniques.tolist(), data
-        assert fast.values.view(np.int64).tolist() == slow.values.view(np.int64).tolist(), data
-        assert (fast.extra_lines, fast.first_extra) == (slow.extra_lines, slow.first_extra), data
-        compared += 1
     assert compared > 300 and refused > 300
 
 
@@ -94,9 +102,6 @@ def test_lines_around_the_lexers_64_byte_window_agree():
     longer line): lines whose newline falls at either side of 64 and 128 bytes, an id that crosses those marks, runs
     of blanks across them, more fields than it keeps (32), and files that end at such a mark with or without their
     newline are read as the Python reader reads them."""
-    from evalkit.errors import InputError
-    from evalkit.textio import LoadedFile
-
     rng = random.Random(64)
     checked = 0
     for width in list(range(56, 72)) + list(range(120, 136)) + [200, 300]:
@@ -109,19 +114,7 @@ def test_lines_around_the_lexers_64_byte_window_agree():
                 line += " x" * rng.randint(1, 40)  # extra fields, past 32 on some lines
             lines = [line if rng.random() < 0.7 else line[: rng.randint(1, len(line))] for _ in range(rng.randint(1, 6))]
             data = ("\n".join(lines) + ("\n" if rng.random() < 0.5 else "")).encode()
-            loaded = LoadedFile("t.txt", data, "")
-            fast = tables._compiled_whitespace(loaded, kernels.TableShape(6, True, (0, 2), 4))
-            try:
-                slow = tables._python_whitespace(loaded, 6, True, (0, 2), 4, "score")
-            except InputError:
-                assert fast is None, data
-                continue
-            assert fast is not None, data
-            for (codes, uniques), (slow_codes, slow_uniques) in zip(fast.columns, slow.columns):
-                assert codes.tolist() == slow_codes.tolist() and uniques.tolist() == slow_uniques.tolist(), data
-            assert fast.values.view(np.int64).tolist() == slow.values.view(np.int64).tolist(), data
-            assert (fast.extra_lines, fast.first_extra) == (slow.extra_lines, slow.first_extra), data
-            checked += 1
+            checked += _compiled_reads_as_python(data, extra=True)
     assert checked > 100
 
 
