@@ -138,7 +138,9 @@ def start(paths: list[str], limit: int, gold: int | None = None) -> None:
     """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
     hash the small ones, then hash the large ones on a second thread while the first parses each (:func:`_parse`).
     ``gold``: which of the files found is the gold the others are scored on (``score RUN GOLD``: 1; ``compare`` and
-    ``report GOLD RUNS...``: 0); each large run is then read against it instead (:func:`_judge`)."""
+    ``report GOLD RUNS...``: 0); each large run is then read against it instead (:func:`_judge`), and a gold read
+    before a larger file has its table read on a third thread while that file's bytes come in (a 5 MB gold's 0.09 s
+    beside a 177 MB run's read instead of after it)."""
     chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:
@@ -153,12 +155,23 @@ def start(paths: list[str], limit: int, gold: int | None = None) -> None:
     gold_table: list = []  # the gold's table once read ahead
     chosen.sort(key=lambda item: item[0])
 
+    def read_gold_table() -> None:
+        try:
+            gold_table.append(_gold_table(the_gold.data))
+        except Exception:  # noqa: BLE001 (a hint only, as below)
+            pass
+
     def read_all() -> None:
+        gold_reader = None  # the gold's table read on a thread of its own while the runs' bytes come in
         for _, path, ahead in chosen:  # each is marked, even one already taken (its taker waits for it)
             try:
                 _read(path, ahead, limit)
             finally:
                 ahead.read.set()
+            if ahead is the_gold and not ahead.taken and ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES \
+                    and ahead is not chosen[-1][2]:
+                gold_reader = threading.Thread(target=read_gold_table, name="evalkit-readahead-gold", daemon=True)
+                gold_reader.start()
         large = [ahead for _, _, ahead in chosen if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
         small = [ahead for _, _, ahead in chosen if ahead not in large]
         _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
@@ -172,8 +185,11 @@ def start(paths: list[str], limit: int, gold: int | None = None) -> None:
                 if the_gold is None:
                     _parse(ahead.data)
                 elif ahead is the_gold:  # its table kept for the runs
-                    gold_table.append(_gold_table(ahead.data))
+                    if gold_reader is None:
+                        gold_table.append(_gold_table(ahead.data))
                 else:  # a run, read against its gold's table
+                    if gold_reader is not None:
+                        gold_reader.join()
                     if not gold_table and the_gold.data is not None:
                         gold_table.append(_gold_table(the_gold.data))
                     _judge(ahead.data, gold_table[0] if gold_table else None)
