@@ -63,9 +63,19 @@ class ScoreResult:
     official: float
     means: dict[str, float]  # metric label -> value, official first
     warnings: list[str]
-    manifest: dict[str, Any]
+    manifest_of: Callable[[], dict[str, Any]] = field(repr=False)  # builds :attr:`manifest`
     task_score: "TaskScore" = field(repr=False)
     task_reason: str = ""  # which task scored the run and why (also the first policy line)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """Version, inputs with their sha256, task, options, ranking rule: built when first asked for, so the sha256
+        of a large input is waited for only by what shows or writes it."""
+        built = self.__dict__.get("_manifest")
+        if built is None:
+            built = self.manifest_of()
+            object.__setattr__(self, "_manifest", built)
+        return built
 
     @property
     def policy(self) -> list[str]:
@@ -109,7 +119,7 @@ def score(
     :class:`~evalkit.options.ScoringOptions`, given as keywords or as
     ``scoring=``.
     """
-    from evalkit.manifest import build_manifest
+    from evalkit.manifest import build_manifest, now_utc
 
     chosen = _scoring(scoring, options, task=task, metrics=metrics, missing=missing)
     check_task_name(chosen.task)
@@ -139,10 +149,15 @@ def score(
     for key in ("judged_only", "num_docs", "zscores", "judgment_groups"):
         if getattr(chosen, key):
             manifest_options[key] = getattr(chosen, key)
-    manifest = build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options, command="score")
+    created = now_utc()
+
+    def manifest_of() -> dict[str, Any]:
+        return build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options,
+                              command="score", created=created)
+
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
-        warnings=list(result.evaluation.warnings), manifest=manifest, task_score=result, task_reason=reason,
+        warnings=list(result.evaluation.warnings), manifest_of=manifest_of, task_score=result, task_reason=reason,
     )
 
 

@@ -9,22 +9,56 @@ Both are built once by a reader and never mutated.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from dataclasses import FrozenInstanceError, dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from evalkit.ids import factorize
 
+if TYPE_CHECKING:  # pragma: no cover
+    from evalkit.digest import PendingDigest
 
-@dataclass(frozen=True)
+
 class Source:
-    """Where a run or gold came from (for messages and manifests)."""
+    """Where a run or gold came from (for messages and manifests): path, format, zip member and the sha256 of the file
+    as stored. ``sha256`` may be given pending (an object whose ``result()`` gives it, :class:`evalkit.digest.Digest`):
+    it is waited for when first asked for, so a command that shows no manifest never waits for a large input's hash."""
 
+    __slots__ = ("path", "format", "member", "_sha256")
     path: str
     format: str
-    sha256: str = ""
-    member: str | None = None
+    member: str | None
+
+    def __init__(self, path: str, format: str, sha256: "str | PendingDigest" = "", member: str | None = None) -> None:
+        for name, value in (("path", path), ("format", format), ("member", member), ("_sha256", sha256)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def sha256(self) -> str:
+        digest = self._sha256
+        if not isinstance(digest, str):  # still pending: taken now, once
+            digest = digest.result()
+            object.__setattr__(self, "_sha256", digest)
+        return digest
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def _fields(self) -> tuple[str, str, str, str | None]:
+        return self.path, self.format, self.sha256, self.member
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Source) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self):  # pickled (to a worker process) with its hash taken
+        return Source, self._fields()
+
+    def __repr__(self) -> str:
+        return "Source(path={!r}, format={!r}, sha256={!r}, member={!r})".format(*self._fields())
 
 
 @dataclass(frozen=True, eq=False)

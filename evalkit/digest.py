@@ -7,6 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from typing import Protocol
+
+
+class PendingDigest(Protocol):
+    """A sha256 still being taken: ``result()`` waits for it (or takes it) and gives its hex digest."""
+
+    def result(self) -> str: ...
 
 
 class Digest:

@@ -31,7 +31,7 @@ def read_judgment_groups(path: str | os.PathLike) -> dict[str, Qrels]:
     [(qidx, query_ids), (gidx, group_ids), (didx, doc_ids)] = table.columns
     key = gidx.astype(np.int64) * max(len(query_ids), 1) + qidx
     check_unique_pairs(key, didx, len(doc_ids), loaded.label, lambda row: data_line_number(loaded, row))
-    source = Source(path=str(path), format="trec-qrels-jg", sha256=loaded.sha256, member=loaded.member)
+    source = Source(path=str(path), format="trec-qrels-jg", sha256=loaded.digest, member=loaded.member)
     groups = {}
     for code in sorted(range(len(group_ids)), key=lambda c: str(group_ids[c]).encode("utf-8")):
         rows = gidx == code

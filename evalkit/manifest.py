@@ -48,7 +48,9 @@ def build_manifest(
     options: Mapping[str, Any] | None = None,
     seed: int | None = None,
     command: str | None = None,
+    created: str | None = None,
 ) -> dict[str, Any]:
+    """The manifest of an output; ``created`` (ISO 8601, UTC, :func:`now_utc`) defaults to now."""
     return {
         "evalkit_version": __version__,
         "command": command,
@@ -58,8 +60,13 @@ def build_manifest(
         "seed": seed,
         "ranking_rule": RANKING_RULE,
         "python": sys.version.split()[0],  # platform.python_version(), without importing platform
-        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "created": created or now_utc(),
     }
+
+
+def now_utc() -> str:
+    """Now, UTC, to the second, ISO 8601 (a manifest's ``created``)."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def manifest_markdown(manifest: Mapping[str, Any]) -> str:

@@ -31,7 +31,7 @@ _AHEAD: dict[str, "_Ahead"] = {}
 
 class _Ahead:
     """One file on the read-ahead thread: ``read`` is set once its bytes are in (or it was skipped), ``hashed`` once
-    their sha256 is taken (the bytes are handed over before)."""
+    their sha256 is taken (the bytes are handed over before), by the hashing thread or by the first to ask for it."""
 
     def __init__(self) -> None:
         self.read = threading.Event()
@@ -40,10 +40,13 @@ class _Ahead:
         self.data: bytes | None = None
         self.hex: str | None = None
         self.taken = False  # handed to its reader (or asked for): past that, a table parsed ahead may come too late
+        self.lock = threading.Lock()  # held while its hash is taken
 
     def result(self) -> str:
-        """The sha256, waiting for it (the interface of :class:`evalkit.digest.Digest`)."""
-        self.hashed.wait()
+        """The sha256, waiting for the hashing thread or taking it here if that has not begun (the interface of
+        :class:`evalkit.digest.Digest`)."""
+        self.read.wait()
+        _hash([self])
         assert self.hex is not None
         return self.hex
 
@@ -126,17 +129,22 @@ def _judge(run: bytes, gold_table) -> None:
 
 
 def _hash(files: list[_Ahead]) -> None:
+    """Hash each file not yet hashed (by another thread)."""
     for ahead in files:
-        try:
-            if ahead.data is not None:
-                ahead.hex = hashlib.sha256(ahead.data).hexdigest()
-        finally:
-            ahead.hashed.set()
+        with ahead.lock:
+            if ahead.hashed.is_set():
+                continue
+            try:
+                if ahead.data is not None:
+                    ahead.hex = hashlib.sha256(ahead.data).hexdigest()
+            finally:
+                ahead.hashed.set()
 
 
-def start(paths: list[str], limit: int, gold: int | None = None) -> None:
+def start(paths: list[str], limit: int, gold: int | None = None, hash_large: bool = True) -> None:
     """Read the regular files among ``paths`` of at most ``limit`` bytes on one background thread, smallest first, then
-    hash the small ones, then hash the large ones on a second thread while the first parses each (:func:`_parse`).
+    hash the small ones, then hash the large ones on a second thread while the first parses each (:func:`_parse`);
+    ``hash_large=False`` (a command that shows no manifest) leaves the large ones' to whoever asks (never, there).
     ``gold``: which of the files found is the gold the others are scored on (``score RUN GOLD``: 1; ``compare`` and
     ``report GOLD RUNS...``: 0); each large run is then read against it instead (:func:`_judge`), and a gold read
     before a larger file has its table read on a third thread while that file's bytes come in (a 5 MB gold's 0.09 s
@@ -174,10 +182,11 @@ def start(paths: list[str], limit: int, gold: int | None = None) -> None:
                 gold_reader.start()
         large = [ahead for _, _, ahead in chosen if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
         small = [ahead for _, _, ahead in chosen if ahead not in large]
-        _hash(small)  # a reader needs its file's hash once read (the manifest entry): the small files' come first,
-        # then the large ones' on a thread of their own, smallest first, while this one reads their tables (the hash of
-        # a 177 MB run, 0.12 s, fills the core the command leaves idle while it waits for its gold's table)
-        threading.Thread(target=_hash, args=(large,), name="evalkit-readahead-hash", daemon=True).start()
+        _hash(small)  # the small files' first, then the large ones' on a thread of their own, smallest first, while
+        # this one reads their tables; or, for a command that shows no manifest, by whoever asks (the hash of a 177 MB
+        # run is 0.12 s of a core that its judged reading would take)
+        if hash_large:
+            threading.Thread(target=_hash, args=(large,), name="evalkit-readahead-hash", daemon=True).start()
         for ahead in large:  # each large file's table (its reader waits for it), smallest first
             try:
                 if ahead.taken:  # a reader already past its file parses it itself

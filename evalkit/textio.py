@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Iterator
 
 from evalkit import readahead
-from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest
+from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest, PendingDigest
 from evalkit.errors import InputError
 from evalkit.signatures import BOM, EMPTY_ZIP_MAGIC, GZIP_MAGIC, ZIP_MAGIC
 
@@ -174,11 +174,16 @@ class LoadedFile:
     data: bytes  # normalised bytes: no BOM, LF line ends, valid UTF-8
     member: str | None  # zip member name, if read from a zip
 
-    def __init__(self, path: str, data: bytes, sha256: "str | Digest | readahead._Ahead", member: str | None = None) -> None:
+    def __init__(self, path: str, data: bytes, sha256: "str | PendingDigest", member: str | None = None) -> None:
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "member", member)
         object.__setattr__(self, "_sha256", sha256)
+
+    @property
+    def digest(self) -> "str | PendingDigest":
+        """The sha256, or what gives it when asked (:class:`~evalkit.data.Source` takes it so: not waited for here)."""
+        return self.__dict__["_sha256"]
 
     @property
     def sha256(self) -> str:

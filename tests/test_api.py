@@ -238,3 +238,37 @@ def test_runs_and_gold_built_in_code_meet_the_same_rules():
     with pytest.raises(UsageError, match="judged twice"):
         evalkit.score(SCORES, evalkit.Qrels.from_rows(["q", "q"], ["a", "a"], [0, 1]))
     assert evalkit.score(evalkit.Run.from_scores(SCORES), evalkit.Qrels.from_dict(JUDGED), metrics="mrr").official == 1.0
+
+
+def test_a_sources_hash_and_a_scores_manifest_are_taken_when_first_asked_for(trec_files):
+    """A Source given its sha256 pending waits for it only when asked (once); equal, hashed, pickled and shown as
+    with the digest itself. ``score``'s manifest is built on first use, then the same object."""
+    import dataclasses
+    import hashlib
+    import pickle
+
+    from evalkit.data import Source
+
+    class Pending:
+        calls = 0
+
+        def result(self) -> str:
+            self.calls += 1
+            return "ab" * 32
+
+    pending = Pending()
+    source = Source("run.trec", "trec-run", pending)
+    assert pending.calls == 0
+    assert source.sha256 == "ab" * 32 and source.sha256 == "ab" * 32 and pending.calls == 1
+    plain = Source("run.trec", "trec-run", "ab" * 32)
+    assert source == plain and hash(source) == hash(plain) and source != Source("run.trec", "trec-run", "cd" * 32)
+    assert pickle.loads(pickle.dumps(Source("x", "f", Pending(), "m"))) == Source("x", "f", "ab" * 32, "m")
+    assert repr(plain) == "Source(path='run.trec', format='trec-run', sha256='" + "ab" * 32 + "', member=None)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plain.path = "other"  # type: ignore[misc]
+    run, qrels = trec_files
+    result = evalkit.score(str(run), str(qrels), metrics=["map"])
+    assert "_manifest" not in result.__dict__
+    manifest = result.manifest
+    assert result.manifest is manifest and manifest["command"] == "score" and manifest["created"]
+    assert [entry["sha256"] for entry in manifest["inputs"]] == [hashlib.sha256(path.read_bytes()).hexdigest() for path in (run, qrels)]

@@ -170,3 +170,59 @@ def test_a_failing_parse_ahead_still_hands_over_bytes_and_hash(tmp_path, monkeyp
     assert readahead._AHEAD[str(big)].hashed.wait(timeout=60)
     taken = readahead.take(str(big), os.stat(big), 1 << 30)
     assert taken[1].result() == hashlib.sha256(big.read_bytes()).hexdigest()
+
+
+def test_a_large_files_hash_is_left_to_whoever_asks_for_it(tmp_path, monkeypatch):
+    """``hash_large=False`` (``score`` with an output that shows no manifest): the small files are hashed ahead, a
+    large one only when asked for, once, by the first to ask; two asking at once get the same digest."""
+    import threading
+
+    monkeypatch.setattr(readahead, "_AHEAD", {})
+    taken: list[bytes] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(readahead.hashlib, "sha256", lambda data: taken.append(data) or real(data))
+    small, big = tmp_path / "qrels.txt", tmp_path / "run.trec"
+    small.write_bytes(b"q1 0 d1 1\n")
+    big.write_bytes(b"q1 Q0 d1 1 0.5 r\n" * 70000)
+    readahead.start([str(big), str(small)], limit=1 << 30, hash_large=False)
+    ahead_small, ahead_big = readahead._AHEAD[str(small)], readahead._AHEAD[str(big)]
+    assert ahead_small.hashed.wait(timeout=60) and ahead_big.read.wait(timeout=60)
+    assert not ahead_big.hashed.wait(timeout=0.2) and taken == [small.read_bytes()]  # the large one is not hashed
+    data, pending = readahead.take(str(big), os.stat(big), 1 << 30)
+    digests: list[str] = []
+    askers = [threading.Thread(target=lambda: digests.append(pending.result())) for _ in range(2)]
+    for asker in askers:
+        asker.start()
+    for asker in askers:
+        asker.join()
+    assert digests == [real(big.read_bytes()).hexdigest()] * 2 and len(taken) == 2  # hashed once
+
+
+def test_score_hashes_its_inputs_ahead_only_for_an_output_that_shows_them(tmp_path):
+    """The command line's reading of its arguments: only ``score`` with no --out, no --per-query and an output of
+    table, tsv or trec_eval leaves its large inputs unhashed; anything else, or anything unsure, hashes them."""
+    from evalkit.cli import _shows_manifest
+
+    for args in (["r", "g"], ["r", "g", "-o", "tsv"], ["-otable", "r", "g"], ["r", "g", "--output=trec_eval", "-m", "map"],
+                 ["r", "g", "--metric", "map", "--task", "trec"]):
+        assert not _shows_manifest("score", args), args
+    for args in (["r", "g", "-o", "json"], ["r", "g", "--output", "markdown"], ["r", "g", "-ojson"], ["r", "g", "--output=markdown"],
+                 ["r", "g", "--out", "x.txt"], ["r", "g", "--out=x.txt"], ["r", "g", "--per-query", "p.tsv"], ["--", "-ox", "g"],
+                 ["r", "g", "-o"]):
+        assert _shows_manifest("score", args), args
+    assert _shows_manifest("compare", ["g", "r1", "r2"])
+    # a large run scored with a table (nothing hashed) and with json (both hashed, as stored)
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + d) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100)))
+    qrels.write_text("".join(f"q{q} 0 d{(q * 7 + q % 5) % 997} {1 + q % 2}\n" for q in range(400)))
+    probe = ("import sys, hashlib; asked = [];"
+             "real = hashlib.sha256; hashlib.sha256 = lambda data=b'': asked.append(len(data)) or real(data);"
+             "sys.argv = ['evalkit', 'score', *sys.argv[1:]]; import evalkit.cli; code = evalkit.cli.main();"
+             "print('hashed', sorted(asked), file=sys.stderr); sys.exit(code)")
+    table = subprocess.run([sys.executable, "-c", probe, str(run), str(qrels), "-m", "map"], capture_output=True, text=True)
+    assert table.returncode == 0 and "MAP" in table.stdout, table.stderr
+    assert f"hashed [{qrels.stat().st_size}]" in table.stderr, table.stderr  # the small gold's only, not the 4 MB run's
+    shown = subprocess.run([sys.executable, "-c", probe, str(run), str(qrels), "-m", "map", "-o", "json"], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    shas = [line.split('"')[3] for line in shown.stdout.splitlines() if '"sha256"' in line]
+    assert shas == [hashlib.sha256(run.read_bytes()).hexdigest(), hashlib.sha256(qrels.read_bytes()).hexdigest()]

@@ -5,6 +5,8 @@ import click
 
 from evalkit.cli.common import FORCE_OPTION, echo_result, scoring_options, warn
 
+SHOW_MANIFEST = ("json", "markdown")  # the outputs that hold the manifest (the others write it beside a file: --out)
+
 
 @click.command()
 @click.argument("run", type=click.Path(dir_okay=False))
@@ -30,7 +32,7 @@ def score(run, gold, scoring, output, out_path, per_query, force):
     from evalkit.manifest import write_sidecar
     from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
-    sidecar = sidecar_of(out_path) if out_path and output not in ("json", "markdown") else None
+    sidecar = sidecar_of(out_path) if out_path and output not in SHOW_MANIFEST else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
 
 
@@ -43,18 +45,18 @@ def score(run, gold, scoring, output, out_path, per_query, force):
     scored = score_run(run, gold, scoring=scoring)
     for message in scored.warnings:
         warn(message)
-    result, manifest = scored.task_score, scored.manifest
-    if output in ("json", "markdown"):
-        text = render.RENDERERS[output](result, manifest)
+    result = scored.task_score  # its manifest (the inputs' sha256) is built only for an output that shows it
+    if output in SHOW_MANIFEST:
+        text = render.RENDERERS[output](result, scored.manifest)
     else:
         text = render.RENDERERS[output](result)
     if per_query:
         atomic_write(per_query, render.per_query_tsv(result), force=force)
-        write_sidecar(per_query, manifest)
+        write_sidecar(per_query, scored.manifest)
     if out_path:
         atomic_write(out_path, text + "\n", force=force)
-        if output not in ("json", "markdown"):
-            write_sidecar(out_path, manifest)
+        if output not in SHOW_MANIFEST:
+            write_sidecar(out_path, scored.manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
         echo_result(text)

@@ -160,7 +160,7 @@ def read_run(
     general = run is None
     if general:
         run = chosen.read(loaded, column=column)
-    source = Source(path=str(path), format=chosen.name, sha256=loaded.sha256, member=loaded.member)  # the hash: after reading
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)  # the hash: when asked for
     name = name or display_name(str(path))
     return replace(run, name=name, source=source) if general else run.named(name, source)
 
@@ -174,7 +174,7 @@ def read_qrels(path: str | os.PathLike, fmt: str = "auto"):
 
     from evalkit.data import Source
 
-    source = Source(path=str(path), format=chosen.name, sha256=loaded.sha256, member=loaded.member)
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)
     return replace(qrels, name=display_name(str(path)), source=source)
 
 

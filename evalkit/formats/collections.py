@@ -77,7 +77,7 @@ def text_reader(name: str, records: Callable[[LoadedFile, Mapping[str, str]], It
 
     def read(path: str, mapping: Mapping[str, str], trust_pickle: bool = False) -> tuple[Iterator[Record], Source]:
         loaded = load(path)
-        return records(loaded, mapping), Source(path, name, loaded.sha256, loaded.member)
+        return records(loaded, mapping), Source(path, name, loaded.digest, loaded.member)
 
     return read
 
