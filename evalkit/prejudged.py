@@ -108,8 +108,7 @@ def read_judged(data: bytes, qrels: Qrels, reread: Callable[[], Run], *, warning
     taken from there); ``warnings(n_extra, first_extra)`` and ``tag()`` give what that reader's run carries."""
     from evalkit import kernels
 
-    if b"\0" in data:  # a NUL in an id: numpy's str arrays drop trailing NULs, the general reader decides
-        return None
+    # declined on a NUL byte too (judge_run.c): numpy's str arrays drop trailing NULs, the general reader decides
     found = kernels.judge_run(data, qrels.query_ids.tolist(), qrels.qidx, qrels.didx, qrels.doc_ids.tolist())
     if found is None:
         return None

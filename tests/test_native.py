@@ -199,3 +199,25 @@ def test_judged_rows_twins_agree(depth, judged_queries, monkeypatch):
     assert len(compiled[0]) > (10 if depth is None else 0)
     monkeypatch.setattr(kernels, "native", None)
     assert rows() == compiled
+
+
+@needs_native
+def test_text_marks_twins_agree():
+    """The first CR and all-ASCII of one compiled pass (64 bytes at a time, then byte by byte) equal find and isascii:
+    a CR or a high byte at every position around the 64-byte steps, several CRs, empty and short inputs."""
+    rng = random.Random(11)
+    cases = [b"", b"\r", b"\x80", b"a" * 63, b"a" * 64, b"a" * 65]
+    for length in (1, 63, 64, 65, 127, 128, 129, 200):
+        for position in {0, length // 2, length - 1, 63 % length, 64 % length, 65 % length}:
+            base = bytearray(rng.choice(b"abc \t\n") for _ in range(length))
+            for mark in (b"\r", b"\xc3", b"\xff"):
+                case = bytearray(base)
+                case[position] = mark[0]
+                cases.append(bytes(case))
+            both = bytearray(base)
+            both[position] = 0x0D
+            both[-1] = 0x0D
+            cases.append(bytes(both))
+    for case in cases:
+        assert kernels.native.text_marks(case) == (case.find(b"\r"), case.isascii()), case
+    assert kernels.native.text_marks(memoryview(b"xx\r")) == (2, True)  # any buffer

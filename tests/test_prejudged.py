@@ -100,8 +100,7 @@ def test_declines_what_the_general_reader_must_read(tmp_path, seed, quirk):
 def test_declines_lines_the_general_reader_names(tmp_path, text):
     (tmp_path / "run.txt").write_text(text)
     (tmp_path / "gold.txt").write_text("q1 0 d1 1\n")
-    assert kernels.judge_run(text.encode(), ["q1"], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ["d1"]) is None \
-        or "\x00" in text  # a NUL: evalkit.prejudged declines before the kernel
+    assert kernels.judge_run(text.encode(), ["q1"], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ["d1"]) is None
     try:
         run = read_run(tmp_path / "run.txt", format="trec-run", against=read_qrels(tmp_path / "gold.txt"))
     except Exception as error:  # noqa: BLE001 - the general reader's message
@@ -120,6 +119,19 @@ def test_two_threads_give_one_threads_result(threads):
     args = ([f"q{q}" for q in range(400)], qidx, np.arange(len(gold_docs), dtype=np.int64), gold_docs)
     one, two = kernels.judge_run(data, *args, threads=1), kernels.judge_run(data, *args, threads=threads)
     assert one[:3] == two[:3] and all(np.array_equal(a, b) for a, b in zip(one[3:], two[3:]))
+
+
+@pytest.mark.parametrize("where", [3, 140])
+def test_a_nul_anywhere_declines_with_either_thread_count(where):
+    """A NUL byte in the first or the second part (two threads), inside an id or between lines: declined."""
+    lines = [f"q{i // 10} Q0 d{i} {i} 1 t" for i in range(150)]
+    data = ("\n".join(lines) + "\n").encode()
+    assert kernels.judge_run(data, ["q0"], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ["d1"], threads=2) is not None
+    for nul in (data.index(f"d{where} ".encode()) + 1, data.index(f"d{where} ".encode()) - 1):
+        damaged = data[:nul] + b"\0" + data[nul:]
+        for threads in (1, 2):
+            assert kernels.judge_run(damaged, ["q0"], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ["d1"],
+                                     threads=threads) is None
 
 
 def test_a_query_split_across_the_middle_declines_with_two_threads():

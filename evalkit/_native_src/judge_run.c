@@ -16,7 +16,7 @@
  *     row whose document is judged for its query (any grade) its run query code, rank and judgment row; grouped
  *     by query code, rank ascending (the order of evalkit/evaluation.py's judged rows).
  *     None where the general reader must read the run (its results, its messages): a line it refuses, a query
- *     whose rows are not contiguous, a document listed twice for one query, no row, ids that are not UTF-8, and
+ *     whose rows are not contiguous, a document listed twice for one query, no row, ids that are not UTF-8, a NUL byte, and
  *     memory it could not get (a query of millions of rows keeps ~90 bytes a row: the general reader may still fit).
  *     Numbers the lexer leaves to the exact conversion (more than 19 digits, or not an exact operation on exact
  *     operands) are converted by the C library's strtod, correctly rounded as Python's float() is; a number it does
@@ -94,7 +94,9 @@ typedef struct {
 static void *read_part(void *arg) {
     Part *part = arg;
     Judge *j = part->j;
-    judge_read(j, part->data, part->n);
+    if (memchr(part->data, 0, (size_t)part->n) != NULL) j->refused = 1; /* a NUL: numpy's str arrays drop trailing
+                                                                            * NULs, the general reader decides */
+    else judge_read(j, part->data, part->n);
     return NULL;
 }
 

@@ -31,6 +31,10 @@
  *     A TREC run's rows read query by query and ranked against that query's judgments only, without coding its
  *     documents (see judge_run.c); None where the general reader must read it.
  *
+ * A text's marks, for evalkit/textio.py:
+ * text_marks(data) -> (first_cr, ascii)
+ *     The offset of the first CR byte (-1: none) and whether every byte is ASCII, in one pass (see scan.c).
+ *
  * Judged rows, for evalkit/evaluation.py:
  * judged_rows(...) -> count
  *     The rows of a ranked run that carry a judgment of their query, in one pass (see scan.c).
@@ -56,6 +60,7 @@ static PyMethodDef methods[] = {
     {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, seed, threads): see reader.c"},
     {"permuted_sums", permuted_sums, METH_VARARGS, "permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)"},
     {"positions", positions, METH_VARARGS, "positions(values, universe, out, seed): index of each value in universe, -1 when absent"},
+    {"text_marks", text_marks, METH_VARARGS, "text_marks(data) -> (first CR offset or -1, all ASCII): see scan.c"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,6 +8,7 @@ PyObject *judge_run(PyObject *self, PyObject *args);        /* judge_run.c */
 PyObject *positions(PyObject *self, PyObject *args);        /* ids.c */
 PyObject *first_occurrences(PyObject *self, PyObject *args); /* scan.c */
 PyObject *judged_rows(PyObject *self, PyObject *args);       /* scan.c */
+PyObject *text_marks(PyObject *self, PyObject *args);        /* scan.c */
 PyObject *permuted_sums(PyObject *self, PyObject *args);     /* permute.c */
 
 #endif
