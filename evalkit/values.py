@@ -168,7 +168,15 @@ def check_table_columns(frame: Any, label: str) -> None:
 
 
 def first_repeated_pair(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> int | None:
-    """The row of the first (query, document) pair met a second time, else ``None``."""
+    """The row of the first (query, document) pair met a second time, else ``None``: one pass where each query's
+    rows are contiguous (a gold file as written, :func:`evalkit.kernels.first_occurrences`), else one sort."""
+    if len(qidx) > 1 and bool(np.all(qidx[1:] >= qidx[:-1])):
+        from evalkit import kernels
+
+        first = kernels.first_occurrences(qidx, didx, n_docs)
+        if first is not None:
+            repeats = np.flatnonzero(~first)
+            return int(repeats[0]) if len(repeats) else None
     key = qidx.astype(np.int64) * max(n_docs, 1) + didx
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     if not np.any(counts > 1):

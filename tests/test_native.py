@@ -221,3 +221,20 @@ def test_text_marks_twins_agree():
     for case in cases:
         assert kernels.native.text_marks(case) == (case.find(b"\r"), case.isascii()), case
     assert kernels.native.text_marks(memoryview(b"xx\r")) == (2, True)  # any buffer
+
+
+@needs_native
+def test_first_repeated_pair_is_the_same_in_one_pass_and_by_sorting(monkeypatch):
+    """A gold's repeated judgment: one pass where each query's rows are contiguous, one sort otherwise or without the
+    kernel; the same row either way (random grouped and shuffled judgments, repeats or none)."""
+    from evalkit import values
+
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        n = int(rng.integers(1, 80))
+        qidx, didx = np.sort(rng.integers(0, 6, n)), rng.integers(0, 12 if rng.random() < 0.5 else 400, n)
+        for order in (np.arange(n), rng.permutation(n)):
+            found = values.first_repeated_pair(qidx[order], didx[order], 400)
+            with monkeypatch.context() as patched:
+                patched.setattr(kernels, "native", None)
+                assert values.first_repeated_pair(qidx[order], didx[order], 400) == found
