@@ -170,7 +170,7 @@ def check_table_columns(frame: Any, label: str) -> None:
 def first_repeated_pair(qidx: np.ndarray, didx: np.ndarray, n_docs: int) -> int | None:
     """The row of the first (query, document) pair met a second time, else ``None``: one pass where each query's
     rows are contiguous (a gold file as written, :func:`evalkit.kernels.first_occurrences`), else one sort."""
-    if len(qidx) > 1 and bool(np.all(qidx[1:] >= qidx[:-1])):
+    if len(qidx) > 1 and qidx[0] >= 0 and bool(np.all(qidx[1:] >= qidx[:-1])) and 0 <= didx.min() and didx.max() < n_docs:
         from evalkit import kernels
 
         first = kernels.first_occurrences(qidx, didx, n_docs)

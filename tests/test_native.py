@@ -238,3 +238,5 @@ def test_first_repeated_pair_is_the_same_in_one_pass_and_by_sorting(monkeypatch)
             with monkeypatch.context() as patched:
                 patched.setattr(kernels, "native", None)
                 assert values.first_repeated_pair(qidx[order], didx[order], 400) == found
+    # codes out of range (a Qrels built by hand): the sort's answer, never the kernel's refusal
+    assert values.first_repeated_pair(np.array([0, 0, 1]), np.array([-1, 7, -1]), 3) is None
