@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 
-from evalkit.data import Qrels, Run
+from evalkit.data import Qrels, Run, Source
 from evalkit.errors import UsageError
 from evalkit.options import ScoringOptions
 from evalkit.inputs import (  # the input forms; re-exported here
@@ -120,6 +120,7 @@ def score(
     ``scoring=``.
     """
     from evalkit.manifest import build_manifest, now_utc
+    from evalkit.manifest import input_entry as file_entry
 
     chosen = _scoring(scoring, options, task=task, metrics=metrics, missing=missing)
     check_task_name(chosen.task)
@@ -150,10 +151,13 @@ def score(
         if getattr(chosen, key):
             manifest_options[key] = getattr(chosen, key)
     created = now_utc()
+    # a file's Source, whose sha256 is waited for when the manifest is built; an in-memory input's entry now (the
+    # result keeps neither the run nor the gold alive)
+    named = [(role, item.source if item.source is not None else input_entry(role, item)) for role, item in (("run", the_run), ("gold", qrels))]
 
     def manifest_of() -> dict[str, Any]:
-        return build_manifest(the_task.name, [input_entry("run", the_run), input_entry("gold", qrels)], manifest_options,
-                              command="score", created=created)
+        inputs = [file_entry(role, what) if isinstance(what, Source) else what for role, what in named]
+        return build_manifest(the_task.name, inputs, manifest_options, command="score", created=created)
 
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),

@@ -272,3 +272,8 @@ def test_a_sources_hash_and_a_scores_manifest_are_taken_when_first_asked_for(tre
     manifest = result.manifest
     assert result.manifest is manifest and manifest["command"] == "score" and manifest["created"]
     assert [entry["sha256"] for entry in manifest["inputs"]] == [hashlib.sha256(path.read_bytes()).hexdigest() for path in (run, qrels)]
+    # the pending manifest keeps no run or gold alive (a file's Source, an in-memory input's entry)
+    held = [cell.cell_contents for cell in result.manifest_of.__closure__ or ()]
+    assert not any(isinstance(value, (evalkit.Run, evalkit.Qrels)) for value in held)
+    in_memory = evalkit.score(evalkit.Run.from_rows(["q0"], ["d1"], [1.0]), str(qrels), metrics=["map"], allow_partial=True)
+    assert [entry["format"] for entry in in_memory.manifest["inputs"]] == ["in-memory", "trec-qrels"]
