@@ -53,9 +53,33 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalkit.tasks.base import Task, TaskScore
 
 
+class _ManifestOnFirstUse:
+    """A result's ``manifest`` (version, inputs with their sha256, task, options, ranking rule), built by its
+    ``manifest_of`` when first asked for: the sha256 of a large input is waited for only by what shows or writes it."""
+
+    manifest_of: Callable[[], dict[str, Any]]
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        built = self.__dict__.get("_manifest")
+        if built is None:
+            built = self.manifest_of()
+            object.__setattr__(self, "_manifest", built)
+        return built
+
+
+def _manifest_inputs(items: Sequence[tuple[str, Run | Qrels]]) -> Callable[[], list[dict[str, Any]]]:
+    """The manifest entries of ``(role, input)`` pairs, made when called: a file's from its Source (its sha256 waited
+    for then), an in-memory input's now (so a pending manifest keeps no run or gold alive)."""
+    from evalkit.manifest import input_entry as file_entry
+
+    named = [(role, item.source if item.source is not None else input_entry(role, item)) for role, item in items]
+    return lambda: [file_entry(role, what) if isinstance(what, Source) else what for role, what in named]
+
+
 # ----------------------------------------------------------------- score
 @dataclass(frozen=True, eq=False)
-class ScoreResult:
+class ScoreResult(_ManifestOnFirstUse):
     """One run scored against one gold: the official figure first, then the other metrics."""
 
     task: str
@@ -63,19 +87,9 @@ class ScoreResult:
     official: float
     means: dict[str, float]  # metric label -> value, official first
     warnings: list[str]
-    manifest_of: Callable[[], dict[str, Any]] = field(repr=False)  # builds :attr:`manifest`
+    manifest_of: Callable[[], dict[str, Any]] = field(repr=False)  # builds :attr:`manifest` when first asked for
     task_score: "TaskScore" = field(repr=False)
     task_reason: str = ""  # which task scored the run and why (also the first policy line)
-
-    @property
-    def manifest(self) -> dict[str, Any]:
-        """Version, inputs with their sha256, task, options, ranking rule: built when first asked for, so the sha256
-        of a large input is waited for only by what shows or writes it."""
-        built = self.__dict__.get("_manifest")
-        if built is None:
-            built = self.manifest_of()
-            object.__setattr__(self, "_manifest", built)
-        return built
 
     @property
     def policy(self) -> list[str]:
@@ -120,7 +134,6 @@ def score(
     ``scoring=``.
     """
     from evalkit.manifest import build_manifest, now_utc
-    from evalkit.manifest import input_entry as file_entry
 
     chosen = _scoring(scoring, options, task=task, metrics=metrics, missing=missing)
     check_task_name(chosen.task)
@@ -150,14 +163,10 @@ def score(
     for key in ("judged_only", "num_docs", "zscores", "judgment_groups"):
         if getattr(chosen, key):
             manifest_options[key] = getattr(chosen, key)
-    created = now_utc()
-    # a file's Source, whose sha256 is waited for when the manifest is built; an in-memory input's entry now (the
-    # result keeps neither the run nor the gold alive)
-    named = [(role, item.source if item.source is not None else input_entry(role, item)) for role, item in (("run", the_run), ("gold", qrels))]
+    created, inputs = now_utc(), _manifest_inputs([("run", the_run), ("gold", qrels)])
 
     def manifest_of() -> dict[str, Any]:
-        inputs = [file_entry(role, what) if isinstance(what, Source) else what for role, what in named]
-        return build_manifest(the_task.name, inputs, manifest_options, command="score", created=created)
+        return build_manifest(the_task.name, inputs(), manifest_options, command="score", created=created)
 
     return ScoreResult(
         task=the_task.name, official_name=result.official, official=result.official_value, means=dict(result.values),
@@ -210,7 +219,7 @@ def score_many(
 
 # ----------------------------------------------------------------- compare
 @dataclass(frozen=True, eq=False)
-class CompareResult:
+class CompareResult(_ManifestOnFirstUse):
     """Runs compared with a baseline, query by query; :meth:`to_pandas` gives one row per run."""
 
     task: str
@@ -219,7 +228,7 @@ class CompareResult:
     binary_values: "PairedValues | None"
     policy: list[str]
     notes: list[str]
-    manifest: dict[str, Any]
+    manifest_of: Callable[[], dict[str, Any]] = field(repr=False)  # builds :attr:`manifest` when first asked for
     all_pairs: "AllPairs | None" = None  # every pair compared (three or more runs by default): rank intervals, letters
 
     @property
@@ -291,7 +300,7 @@ def compare(
     from evalkit.allpairs import all_pairs as compare_all_pairs
     from evalkit.comparison import CompareOptions
     from evalkit.comparison import compare as run_comparison
-    from evalkit.manifest import build_manifest
+    from evalkit.manifest import build_manifest, now_utc
     from evalkit.metrics import parse_metric
     from evalkit.runset import comparison_metric, default_metric_labels, pick_run
     from evalkit.stats.paired import align
@@ -329,21 +338,20 @@ def compare(
             every_pair = compare_all_pairs(ordered, pairs_options, ordered_binary)
         except UsageError as exc:  # too few queries for the procedure: the comparison with the baseline stands
             result.notes.append(f"all pairs not compared: {exc.one_line()}")
-    manifest = build_manifest(
-        the_task.name,
-        [input_entry("gold", qrels)] + [input_entry(f"run:{s.name}", s.run) for s in scored],
-        {
-            "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
-            "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap, "ci_method": ci_method,
-            "confidence": confidence, "correction": correction, "alpha": alpha, "all_pairs": procedure,
-            "relevance_level": chosen_scoring.relevance_level, "depth": chosen_scoring.depth, "allow_partial": chosen_scoring.allow_partial,
-        },
-        seed=seed,
-        command="compare",
-    )
+    created, inputs = now_utc(), _manifest_inputs([("gold", qrels)] + [(f"run:{s.name}", s.run) for s in scored])
+    manifest_options = {
+        "metric": label, "binary": binary_metric.label, "baseline": base, "missing": scored[0].score.missing,
+        "zero_method": zero_method, "permutations": permutations, "bootstrap": bootstrap, "ci_method": ci_method,
+        "confidence": confidence, "correction": correction, "alpha": alpha, "all_pairs": procedure,
+        "relevance_level": chosen_scoring.relevance_level, "depth": chosen_scoring.depth, "allow_partial": chosen_scoring.allow_partial,
+    }
+
+    def manifest_of() -> dict[str, Any]:
+        return build_manifest(the_task.name, inputs(), manifest_options, seed=seed, command="compare", created=created)
+
     notes = [note for s in scored for note in s.notes]
     return CompareResult(task=the_task.name, comparison=result, values=values, binary_values=binary_values,
-                         policy=scored[0].score.policy_lines(), notes=notes, manifest=manifest, all_pairs=every_pair)
+                         policy=scored[0].score.policy_lines(), notes=notes, manifest_of=manifest_of, all_pairs=every_pair)
 
 
 # ----------------------------------------------------------------- fuse

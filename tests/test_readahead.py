@@ -199,8 +199,8 @@ def test_a_large_files_hash_is_left_to_whoever_asks_for_it(tmp_path, monkeypatch
 
 
 def test_score_hashes_its_inputs_ahead_only_for_an_output_that_shows_them(tmp_path):
-    """The command line's reading of its arguments: only ``score`` with no --out, no --per-query and an output of
-    table, tsv or trec_eval leaves its large inputs unhashed; anything else, or anything unsure, hashes them."""
+    """The command line's reading of its arguments: only ``score`` (output table, tsv or trec_eval) and ``compare``
+    (table) with no --out and no --per-query leave their large inputs unhashed; anything else, or unsure, hashes them."""
     from evalkit.cli import _shows_manifest
 
     for args in (["r", "g"], ["r", "g", "-o", "tsv"], ["-otable", "r", "g"], ["r", "g", "--output=trec_eval", "-m", "map"],
@@ -210,7 +210,11 @@ def test_score_hashes_its_inputs_ahead_only_for_an_output_that_shows_them(tmp_pa
                  ["r", "g", "--out", "x.txt"], ["r", "g", "--out=x.txt"], ["r", "g", "--per-query", "p.tsv"], ["--", "-ox", "g"],
                  ["r", "g", "-o"]):
         assert _shows_manifest("score", args), args
-    assert _shows_manifest("compare", ["g", "r1", "r2"])
+    assert not _shows_manifest("compare", ["g", "r1", "r2", "-m", "map"]) and not _shows_manifest("compare", ["g", "r1", "r2", "-o", "table"])
+    for args in (["g", "r1", "r2", "-o", "json"], ["g", "r1", "r2", "--output=markdown"], ["g", "r1", "r2", "--out", "x"],
+                 ["g", "r1", "r2", "-o", "tsv"]):
+        assert _shows_manifest("compare", args), args
+    assert _shows_manifest("report", ["g", "r1"]) and _shows_manifest("fuse", ["r1", "r2"])
     # a large run scored with a table (nothing hashed) and with json (both hashed, as stored)
     run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
     run.write_text("".join(f"q{q} Q0 d{(q * 7 + d) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100)))
@@ -226,3 +230,16 @@ def test_score_hashes_its_inputs_ahead_only_for_an_output_that_shows_them(tmp_pa
     assert shown.returncode == 0, shown.stderr
     shas = [line.split('"')[3] for line in shown.stdout.splitlines() if '"sha256"' in line]
     assert shas == [hashlib.sha256(run.read_bytes()).hexdigest(), hashlib.sha256(qrels.read_bytes()).hexdigest()]
+    # compare: the same with its table and its json
+    other = tmp_path / "other.trec"
+    other.write_text(run.read_text().replace(" r\n", " s\n"))
+    compare = probe.replace("'score', *sys.argv[1:]", "'compare', *sys.argv[1:]")
+    table = subprocess.run([sys.executable, "-c", compare, str(qrels), str(run), str(other), "-m", "map"], capture_output=True, text=True)
+    assert table.returncode == 0 and f"hashed [{qrels.stat().st_size}]" in table.stderr, table.stderr
+    shown = subprocess.run([sys.executable, "-c", compare, str(qrels), str(run), str(other), "-m", "map", "-o", "json"],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    import json
+
+    entries = json.loads(shown.stdout)["manifest"]["inputs"]
+    assert [entry["sha256"] for entry in entries] == [hashlib.sha256(path.read_bytes()).hexdigest() for path in (qrels, run, other)]

@@ -41,15 +41,15 @@ READ_AHEAD_COMMANDS = ("score", "compare", "report", "validate", "submit", "fuse
 GOLD_ARGUMENT = {"score": 1, "compare": 0, "report": 0}
 
 
-# The outputs of `evalkit score` that show no manifest: a command line that asks for nothing else (no --out, no
-# --per-query) leaves its large inputs' sha256 untaken (0.12 s of a core for a 177 MB run); anything else, or anything
-# this reading of the arguments is unsure of, has them hashed ahead as before. Only a speed: a manifest always waits.
-NO_MANIFEST_OUTPUTS = ("table", "tsv", "trec_eval")
+# The outputs of `evalkit score` and `compare` that show no manifest: a command line that asks for nothing else (no
+# --out, no --per-query) leaves its large inputs' sha256 untaken (0.12 s of a core for a 177 MB run); anything else, or
+# anything this reading of the arguments is unsure of, has them hashed ahead as before. Only a speed: a manifest waits.
+NO_MANIFEST_OUTPUTS = {"score": ("table", "tsv", "trec_eval"), "compare": ("table",)}
 
 
 def _shows_manifest(command: str, args: list[str]) -> bool:
     """Whether ``command`` with ``args`` may show or write a manifest (``True`` whenever unsure)."""
-    if command != "score":
+    if command not in NO_MANIFEST_OUTPUTS:
         return True
     for position, arg in enumerate(args):
         if arg in ("-o", "--output"):
@@ -62,7 +62,7 @@ def _shows_manifest(command: str, args: list[str]) -> bool:
             return True  # --out, --per-query, or files after "--" (one may look like an option)
         else:
             continue
-        if value not in NO_MANIFEST_OUTPUTS:
+        if value not in NO_MANIFEST_OUTPUTS[command]:
             return True
     return False
 

@@ -71,21 +71,21 @@ def compare(gold, runs, baseline, metric, binary, scoring, all_pairs, zero_metho
     )
     print_notes(compared.notes)
     result, values, binary_values, base = compared.comparison, compared.values, compared.binary_values, compared.baseline
-    policy, manifest, task_name = compared.policy, compared.manifest, compared.task
+    policy, task_name = compared.policy, compared.task  # the manifest (the inputs' sha256): only where it is shown
     every_pair = compared.all_pairs
     if output == "json":
-        text = compare_output.as_json(result, task_name, policy, manifest, every_pair)
+        text = compare_output.as_json(result, task_name, policy, compared.manifest, every_pair)
     elif output == "markdown":
-        text = compare_output.as_markdown(result, task_name, policy, manifest, every_pair)
+        text = compare_output.as_markdown(result, task_name, policy, compared.manifest, every_pair)
     else:
         text = compare_output.as_table(result, task_name, policy, every_pair)
     if per_query:
         atomic_write(per_query, compare_output.per_query_tsv(values, binary_values, base), force=force)
-        write_sidecar(per_query, manifest)
+        write_sidecar(per_query, compared.manifest)
     if out_path:
         atomic_write(out_path, text + "\n", force=force)
         if output == "table":
-            write_sidecar(out_path, manifest)
+            write_sidecar(out_path, compared.manifest)
         click.echo(f"wrote {out_path}", err=True)
     else:
         echo_result(text)
