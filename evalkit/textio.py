@@ -294,7 +294,7 @@ class Normalised:
     data: bytes
     had_bom: bool
     first_cr_line: int | None  # the line (after the BOM) of the first CR, None without one
-    ascii: bool = False  # every byte below 0x80 (then UTF-8), known from the same pass
+    ascii: bool  # every byte below 0x80 (then UTF-8), known from the same pass
 
 
 def normalise(data: bytes) -> Normalised:
@@ -312,11 +312,11 @@ def normalise(data: bytes) -> Normalised:
     return Normalised(data, had_bom, first_cr_line, ascii_only)
 
 
-def utf8_errors(data: bytes, ascii_only: bool | None = None) -> Iterator[tuple[int, int]]:
-    """``(line, first bad byte)`` of each line of LF-separated ``data`` that is not UTF-8 (nothing when all is);
-    ``ascii_only``: whether every byte is ASCII, if known (:class:`Normalised`)."""
-    if ascii_only if ascii_only is not None else data.isascii():  # ASCII is UTF-8: no str built (0.4 s at 177 MB)
+def utf8_errors(normalised: Normalised) -> Iterator[tuple[int, int]]:
+    """``(line, first bad byte)`` of each line of the normalised text that is not UTF-8 (nothing when all is)."""
+    if normalised.ascii:  # ASCII is UTF-8: no str built (0.4 s at 177 MB), known from normalise's pass
         return
+    data = normalised.data
     try:
         data.decode("utf-8")
         return
@@ -332,10 +332,9 @@ def utf8_errors(data: bytes, ascii_only: bool | None = None) -> Iterator[tuple[i
 def decode_check(data: bytes, label: str) -> bytes:
     """Normalise BOM and line ends; raise with the line of the first non-UTF-8 byte."""
     normalised = normalise(data)
-    data = normalised.data
-    for line, byte in utf8_errors(data, normalised.ascii):
+    for line, byte in utf8_errors(normalised):
         raise InputError(label, f"not UTF-8 text (byte 0x{byte:02x})", line)
-    return data
+    return normalised.data
 
 
 def load(path: str | os.PathLike) -> LoadedFile:

@@ -70,7 +70,7 @@ def decode_leniently(data: bytes, problems: Problems) -> str:
         problems.warning("encoding", "Windows (CRLF) or old Mac (CR) line ends", normalised.first_cr_line)
     data = normalised.data
     bad = False
-    for line, byte in utf8_errors(data):
+    for line, byte in utf8_errors(normalised):
         problems.error("encoding", f"not UTF-8 text (byte 0x{byte:02x})", line)
         bad = True
     return data.decode("utf-8", errors="replace") if bad else data.decode("utf-8")
