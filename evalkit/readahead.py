@@ -195,7 +195,7 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
                     _parse(ahead.data)
                 elif ahead is the_gold:  # its table kept for the runs
                     if gold_reader is None:
-                        gold_table.append(_gold_table(ahead.data))
+                        read_gold_table()
                 else:  # a run, read against its gold's table
                     if gold_reader is not None:
                         gold_reader.join()
