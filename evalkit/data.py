@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from evalkit.digest import taken
 from evalkit.ids import factorize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,10 +37,8 @@ class Source:
 
     @property
     def sha256(self) -> str:
-        digest = self._sha256
-        if not isinstance(digest, str):  # still pending: taken now, once
-            digest = digest.result()
-            object.__setattr__(self, "_sha256", digest)
+        digest = taken(self._sha256)  # still pending: taken now, once
+        object.__setattr__(self, "_sha256", digest)
         return digest
 
     def __setattr__(self, name: str, value: object) -> None:

@@ -16,6 +16,11 @@ class PendingDigest(Protocol):
     def result(self) -> str: ...
 
 
+def taken(digest: "str | PendingDigest") -> str:
+    """The hex sha256 that ``digest`` is or gives (its ``result()``, waited for)."""
+    return digest if isinstance(digest, str) else digest.result()
+
+
 class Digest:
     """The sha256 of large bytes, taken on a second thread (hashlib releases the GIL) while the reader parses them."""
 

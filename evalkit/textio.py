@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Iterator
 
 from evalkit import readahead
-from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest, PendingDigest
+from evalkit.digest import BACKGROUND_DIGEST_BYTES, Digest, PendingDigest, taken
 from evalkit.errors import InputError
 from evalkit.signatures import BOM, EMPTY_ZIP_MAGIC, GZIP_MAGIC, ZIP_MAGIC
 
@@ -187,10 +187,8 @@ class LoadedFile:
 
     @property
     def sha256(self) -> str:
-        digest = self.__dict__["_sha256"]
-        if not isinstance(digest, str):  # still being taken on a second thread
-            digest = digest.result()
-            object.__setattr__(self, "_sha256", digest)
+        digest = taken(self.__dict__["_sha256"])  # waits while it is taken on a second thread
+        object.__setattr__(self, "_sha256", digest)
         return digest
 
     @property
