@@ -151,8 +151,8 @@ def score(
         from evalkit.zscores import read_zscores
 
         zscores = read_zscores(chosen.zscores)
+    the_task, reason = resolve_task(chosen.task, qrels)  # the gold's alone: decided while a run read ahead comes in
     the_run = as_run(run, format=chosen.run_format, column=chosen.column, against=None if groups else qrels)
-    the_task, reason = resolve_task(chosen.task, qrels)
     extra = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
     result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs(), **extra)
     result = replace(result, notes=[reason, *result.notes])
@@ -209,8 +209,8 @@ def score_many(
     _score_only(chosen)
     qrels = as_qrels(gold, format=chosen.gold_format)
     labels = _run_names(runs, names)
+    the_task, reason = resolve_task(chosen.task, qrels)  # the gold's alone: decided while runs read ahead come in
     loaded = [as_run(r, name=n, format=chosen.run_format, column=chosen.column, against=qrels) for r, n in zip(runs, labels)]
-    the_task, reason = resolve_task(chosen.task, qrels)
     wanted = metrics(the_task) if callable(metrics) else (metrics if metrics is not None else chosen.metrics)
     scored = [score_one(the_task, qrels, run, run.name, wanted, chosen, task_note=reason)
               for run in with_progress(loaded, progress, "scoring")]

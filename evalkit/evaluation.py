@@ -53,7 +53,16 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
     gold_all = qrels.query_ids
     keep = np.ones(len(gold_all), dtype=bool) if keep_gold is None else keep_gold
     gold = gold_all[keep]
-    run_to_gold = positions_in(run.query_ids, gold)
+    read_against = run.judgments_for(qrels)  # a run read against this gold looked its queries up there as it went
+    if read_against is None:
+        run_to_gold = positions_in(run.query_ids, gold)
+    elif keep_gold is None:
+        run_to_gold = read_against.gold_of
+    else:  # per qrels query its place in ``gold`` (-1: dropped by the task), looked up for the run's queries found there
+        kept_position = np.where(keep, np.cumsum(keep) - 1, -1)
+        found = read_against.gold_of >= 0
+        run_to_gold = np.full(len(found), -1, dtype=np.int64)
+        run_to_gold[found] = kept_position[read_against.gold_of[found]]
     answered = np.zeros(len(gold), dtype=bool)
     answered[run_to_gold[run_to_gold >= 0]] = True
     dropped = set(gold_all[~keep].tolist())

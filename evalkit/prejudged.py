@@ -36,12 +36,14 @@ DEFERRED = ("doc_ids", "qidx", "didx", "scores")  # the fields a DeferredRun rea
 
 @dataclass(frozen=True, eq=False)
 class RunJudgments:
-    """A run's rows as scoring against ``qrels`` needs them: rows per run query (codes of ``Run.query_ids``) and,
-    for each row whose document is judged for its query (any grade), its query code, rank and judgment row in
-    ``qrels``; grouped by query code, rank ascending."""
+    """A run's rows as scoring against ``qrels`` needs them: rows per run query (codes of ``Run.query_ids``), each
+    run query's place in ``qrels.query_ids`` (-1: not there; the lookup its rows were judged by) and, for each row
+    whose document is judged for its query (any grade), its query code, rank and judgment row in ``qrels``; grouped
+    by query code, rank ascending."""
 
     qrels: Qrels
     rows_per_query: np.ndarray
+    gold_of: np.ndarray
     hit_query: np.ndarray
     hit_rank: np.ndarray
     hit_row: np.ndarray
@@ -112,12 +114,12 @@ def read_judged(data: bytes, qrels: Qrels, reread: Callable[[], Run], *, warning
     found = kernels.judge_run(data, qrels.query_ids.tolist(), qrels.qidx, qrels.didx, qrels.doc_ids.tolist())
     if found is None:
         return None
-    n_extra, first_extra, query_ids, rows_per_query, hit_query, hit_rank, hit_row = found
+    n_extra, first_extra, query_ids, rows_per_query, gold_of, hit_query, hit_rank, hit_row = found
     run = object.__new__(DeferredRun)
     fields = dict(query_ids=object_array(query_ids), labels=None,
                   declared_ranks=None, name="run", source=None, warnings=warnings(n_extra, first_extra), tag=tag(),
                   as_written=None, _reread=reread,
-                  _judgments=RunJudgments(qrels, rows_per_query, hit_query, hit_rank, hit_row))
+                  _judgments=RunJudgments(qrels, rows_per_query, gold_of, hit_query, hit_rank, hit_row))
     for key, value in fields.items():
         object.__setattr__(run, key, value)
     return run

@@ -85,6 +85,24 @@ def test_scores_equal_the_general_readers(tmp_path, seed):
     assert np.array_equal(judged.scores, general.scores)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_the_queries_looked_up_in_the_judged_pass_match_as_the_general_runs_do(tmp_path, seed):
+    """match_queries takes the judged pass's gold codes (no second lookup of the run's query ids): the same query
+    sets, with a task's filter over the gold too."""
+    from evalkit.evaluation import match_queries
+
+    run_path, gold_path = _files(tmp_path, seed)
+    qrels = read_qrels(gold_path)
+    judged = read_run(run_path, against=qrels)
+    assert isinstance(judged, DeferredRun)
+    general = _general(run_path)
+    rng = np.random.default_rng(seed)
+    for keep in (None, rng.random(len(qrels.query_ids)) < 0.5, np.zeros(len(qrels.query_ids), dtype=bool)):
+        a, b = match_queries(judged, qrels, keep), match_queries(general, qrels, keep)
+        assert np.array_equal(a.run_to_gold, b.run_to_gold) and a.gold.tolist() == b.gold.tolist()
+        assert (a.gold_only, a.run_only, a.excluded) == (b.gold_only, b.run_only, b.excluded)
+
+
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("quirk", ["repeat", "split"])
 def test_declines_what_the_general_reader_must_read(tmp_path, seed, quirk):
@@ -238,3 +256,29 @@ def test_crafted_ids_that_share_their_first_bytes_stay_linear(tmp_path):
     a = score(read_run(run, against=qrels), qrels, metrics=METRICS)
     b = score(_general(str(run)), qrels, metrics=METRICS)
     assert a.means == b.means
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_judged_pass_knows_plain_text_as_text_marks_does(threads, monkeypatch):
+    """A CR or a byte from 0x80 at any place around the lexer's 64-byte windows (in an id, a blank, a comment, a long
+    line): the pass's ``plain`` mark is what text_marks finds, and text_marks of bytes read ahead answers the same."""
+    lines = [f"q{i // 7} Q0 d{i} {i} 0.{i} t" for i in range(60)] + ["# " + "x" * 150, f"q9 Q0 {'y' * 130} 1 1 t"]
+    data = ("\n".join(lines) + "\n").encode()
+    args = (["q0", "q3"], np.array([0, 1], dtype=np.int64), np.array([0, 1], dtype=np.int64), ["d1", "d22"], kernels.SEED, threads)
+    assert kernels.native.judge_run(data, *args)[-1] is True
+    gold = b"q0 0 d1 1\nq3 0 d22 1\n"
+    for where in range(0, len(data), 5):
+        for odd in (b"\r", "é".encode(), b"\x80"):
+            changed = data[:where] + odd + data[where:]
+            found = kernels.native.judge_run(changed, *args)
+            if found is not None:
+                assert found[-1] is False, (where, odd)
+            table = kernels.read_table_ahead(gold, kernels.TREC_QRELS, register=False)
+            kernels.judge_run_ahead(changed, table)
+            assert kernels.text_marks(changed) == (changed.find(b"\r"), changed.isascii())
+            kernels._JUDGED_AHEAD.pop(id(changed), None)
+    table = kernels.read_table_ahead(gold, kernels.TREC_QRELS, register=False)
+    kernels.judge_run_ahead(data, table)
+    monkeypatch.setattr(kernels.native, "text_marks", None)  # plain: known from the judged pass, no pass of its own
+    assert kernels.text_marks(data) == (-1, True)
+    kernels._JUDGED_AHEAD.pop(id(data), None)

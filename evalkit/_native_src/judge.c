@@ -154,6 +154,7 @@ static int start_query(Judge *j, const Token *query) {
     if (table_probe(&j->run_queries, query->start, query->length, h, &slot) >= 0) return !(j->refused = 1);
     if (table_add(&j->run_queries, query->start, query->length, h, slot) < 0) return !(j->no_memory = 1);
     j->gold_query = table_probe(j->queries, query->start, query->length, h, &slot); /* the gold's table has the same seed */
+    if (!push(&j->gold_of, j->gold_query)) return !(j->no_memory = 1);
     j->query = *query;
     j->n_rows = 0;
     return 1;
@@ -224,7 +225,10 @@ int judge_group(Judge *j, Judgment **out, int64_t **group_out, const int64_t *qi
     return 1;
 }
 
+/* The run's lines data[0:n] into j. A NUL byte anywhere declines (numpy's str arrays drop trailing NULs: the general
+ * reader decides), found by the lexer's pass over every byte, as is whether the bytes are plain ASCII text (j->marks). */
 void judge_read(Judge *j, const unsigned char *data, int64_t n) {
-    lex_lines(data, n, j, take_line);
+    lex_lines(data, n, j, take_line, &j->marks);
+    if (j->marks & MARK_NUL) j->refused = 1;
     if (!j->no_memory && !j->refused && j->query.start != NULL) finish_query(j);
 }

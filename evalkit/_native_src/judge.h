@@ -51,11 +51,12 @@ typedef struct {
     Token query;                /* the query id of the rows being read, and its id_key */
     uint64_t query_key;
     const unsigned char *end;   /* the end of the data */
-    Int64s per_query, hit_query, hit_rank, hit_row;
+    Int64s per_query, gold_of, hit_query, hit_rank, hit_row; /* gold_of: per run query, its gold code (-1: none) */
     uint32_t *seen;             /* a query's documents, hashed (repeats) */
     int64_t seen_room;
     int64_t *hits, *ranks, hits_room, ranks_room;
     int refused, no_memory;
+    unsigned marks; /* lexer.h's MARK_ bits of the bytes read */
 } Judge;
 
 static inline int push(Int64s *list, int64_t value) {

@@ -2,7 +2,7 @@
  * each query, judge.h holds the types).
  *
  * judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads)
- *     -> None or (n_extra, first_extra, run_query_ids, rows_per_query, hit_query, hit_rank, hit_row)
+ *     -> None or (n_extra, first_extra, run_query_ids, rows_per_query, gold_of, hit_query, hit_rank, hit_row, plain)
  *     ``data``: a TREC run (``qid Q0 docid rank score tag [more]``, LF-separated UTF-8 as evalkit/textio.py hands it
  *     over), read with the rules of reader.c's read_table (the same lexer, lexer.h): blank lines and lines whose
  *     first field starts with '#' skipped, six fields a line or more (counted in ``n_extra``, the first such line
@@ -12,9 +12,11 @@
  *     cache), each query's rows are kept until its last row, then ranked against that query's judgments only:
  *     a row's rank is 1 + the rows of its query ranked before it (score descending, ties by document id
  *     descending, byte-wise: evalkit/ranking.py's rule), counted for the few judged rows or read from a sort when
- *     a query has many. Returned: the run's queries in first-seen order (run codes), rows per query, and for each
+ *     a query has many. Returned: the run's queries in first-seen order (run codes), rows per query, each one's gold
+ *     code (its place in ``query_ids``, -1 when the gold has none: the lookup its rows were judged by), and for each
  *     row whose document is judged for its query (any grade) its run query code, rank and judgment row; grouped
- *     by query code, rank ascending (the order of evalkit/evaluation.py's judged rows).
+ *     by query code, rank ascending (the order of evalkit/evaluation.py's judged rows); ``plain``: no CR and no byte
+ *     from 0x80 anywhere in ``data`` (the lexer saw every byte: evalkit/kernels.py's text_marks need not look again).
  *     None where the general reader must read the run (its results, its messages): a line it refuses, a query
  *     whose rows are not contiguous, a document listed twice for one query, no row, ids that are not UTF-8, a NUL byte, and
  *     memory it could not get (a query of millions of rows keeps ~90 bytes a row: the general reader may still fit).
@@ -93,10 +95,7 @@ typedef struct {
 
 static void *read_part(void *arg) {
     Part *part = arg;
-    Judge *j = part->j;
-    if (memchr(part->data, 0, (size_t)part->n) != NULL) j->refused = 1; /* a NUL: numpy's str arrays drop trailing
-                                                                            * NULs, the general reader decides */
-    else judge_read(j, part->data, part->n);
+    judge_read(part->j, part->data, part->n);
     return NULL;
 }
 
@@ -117,11 +116,12 @@ static void join_parts(Judge *a, const Judge *b) {
         else if (table_add(&a->run_queries, id, b->run_queries.lengths[c], h, slot) < 0) a->no_memory = 1;
     }
     if (a->refused || a->no_memory) return;
-    if (!append(&a->per_query, &b->per_query, 0) || !append(&a->hit_query, &b->hit_query, n_first) ||
+    if (!append(&a->per_query, &b->per_query, 0) || !append(&a->gold_of, &b->gold_of, 0) || !append(&a->hit_query, &b->hit_query, n_first) ||
         !append(&a->hit_rank, &b->hit_rank, 0) || !append(&a->hit_row, &b->hit_row, 0))
         a->no_memory = 1;
     if (!a->first_extra && b->first_extra) a->first_extra = a->line + b->first_extra;
     a->n_extra += b->n_extra;
+    a->marks |= b->marks;
 }
 
 /* Read data[0:n] with a, in two parts on two threads where ``threads`` asks for it and a query boundary is found
@@ -150,7 +150,7 @@ static void judge_free(Judge *j) {
     if (j == NULL) return;
     table_free(&j->run_queries);
     free(j->rows), free(j->seen), free(j->hits), free(j->ranks);
-    free(j->per_query.data), free(j->hit_query.data), free(j->hit_rank.data), free(j->hit_row.data);
+    free(j->per_query.data), free(j->gold_of.data), free(j->hit_query.data), free(j->hit_rank.data), free(j->hit_row.data);
     free(j);
 }
 
@@ -193,8 +193,9 @@ PyObject *judge_run(PyObject *self, PyObject *args) {
         if (!a->no_memory && !a->refused && a->per_query.used > 0) { /* out of memory: declined, the general reader decides */
             PyObject *queries = table_uniques(&a->run_queries);
             if (queries != NULL)
-                result = Py_BuildValue("(LLNNNNN)", (long long)a->n_extra, (long long)a->first_extra, queries, as_bytearray(&a->per_query),
-                                       as_bytearray(&a->hit_query), as_bytearray(&a->hit_rank), as_bytearray(&a->hit_row));
+                result = Py_BuildValue("(LLNNNNNNN)", (long long)a->n_extra, (long long)a->first_extra, queries, as_bytearray(&a->per_query),
+                                       as_bytearray(&a->gold_of), as_bytearray(&a->hit_query), as_bytearray(&a->hit_rank),
+                                       as_bytearray(&a->hit_row), PyBool_FromLong(!(a->marks & MARK_CR_OR_HIGH)));
             if (result == NULL) PyErr_Clear(); /* ids that are not UTF-8, or no memory for the results: declined */
         }
     }

@@ -70,10 +70,18 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
     return NUMBER_DONE;
 }
 
-/* The 64 bytes at p as two masks (bit i: byte i): blanks (the six of bytes.split, the newline included) and newlines. */
-static inline uint64_t blank_mask(const unsigned char *p, uint64_t *newlines) {
+/* What a lexer saw besides its lines (``marks``, ORed over its windows): a NUL byte, and a CR or a byte from 0x80 (text
+ * that evalkit/textio.py's normalise would change or decode: without either the bytes are ASCII with LF line ends). */
+#define MARK_NUL 1u
+#define MARK_CR_OR_HIGH 2u
+
+/* The 64 bytes at p as two masks (bit i: byte i): blanks (the six of bytes.split, the newline included) and newlines;
+ * their MARK_ bits ORed into *marks. */
+static inline uint64_t blank_mask(const unsigned char *p, uint64_t *newlines, unsigned *marks) {
 #ifdef __SSE2__
     const __m128i nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4), space = _mm_set1_epi8(' '), newline = _mm_set1_epi8('\n');
+    const __m128i zero = _mm_setzero_si128(), cr = _mm_set1_epi8('\r');
+    __m128i nul = zero, cr_or_high = zero; /* per byte: the top bit set where it is a NUL / a CR or from 0x80 */
     uint64_t blanks = 0, lines = 0;
     for (int i = 0; i < 4; i++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
@@ -81,7 +89,10 @@ static inline uint64_t blank_mask(const unsigned char *p, uint64_t *newlines) {
         __m128i blank = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(shifted, four), shifted), _mm_cmpeq_epi8(v, space));
         blanks |= (uint64_t)(uint16_t)_mm_movemask_epi8(blank) << (16 * i);
         lines |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * i);
+        nul = _mm_or_si128(nul, _mm_cmpeq_epi8(v, zero));
+        cr_or_high = _mm_or_si128(cr_or_high, _mm_or_si128(v, _mm_cmpeq_epi8(v, cr)));
     }
+    *marks |= (_mm_movemask_epi8(nul) ? MARK_NUL : 0u) | (_mm_movemask_epi8(cr_or_high) ? MARK_CR_OR_HIGH : 0u);
     *newlines = lines;
     return blanks;
 #else
@@ -89,6 +100,7 @@ static inline uint64_t blank_mask(const unsigned char *p, uint64_t *newlines) {
     for (int i = 0; i < 64; i++) {
         blanks |= (uint64_t)(p[i] == ' ' || (p[i] >= '\t' && p[i] <= '\r')) << i;
         lines |= (uint64_t)(p[i] == '\n') << i;
+        *marks |= (p[i] == 0 ? MARK_NUL : 0u) | (p[i] == '\r' || p[i] >= 0x80 ? MARK_CR_OR_HIGH : 0u);
     }
     *newlines = lines;
     return blanks;
@@ -104,22 +116,23 @@ typedef struct {
 #define MAX_FIELDS 32
 
 /* The 64 bytes from data + at, padded with newlines past n (into ``tail``), as blank_mask's two masks. */
-static inline uint64_t window_masks(const unsigned char *data, int64_t n, int64_t at, unsigned char *tail, uint64_t *newlines) {
-    if (n - at >= 64) return blank_mask(data + at, newlines);
+static inline uint64_t window_masks(const unsigned char *data, int64_t n, int64_t at, unsigned char *tail, uint64_t *newlines,
+                                    unsigned *marks) {
+    if (n - at >= 64) return blank_mask(data + at, newlines, marks);
     memset(tail, '\n', 64);
     memcpy(tail, data + at, (size_t)(n - at));
-    return blank_mask(tail, newlines);
+    return blank_mask(tail, newlines, marks);
 }
 
 /* The fields of the line starting at data + at whose newline is not in its first 64 bytes, into fields / *nf: the
  * masks 64 bytes at a time, a field's start and end where they change. Its newline's offset (or, past n, the end). */
-static int64_t lex_long_line(const unsigned char *data, int64_t n, int64_t at, Token *fields, int *nf) {
+static int64_t lex_long_line(const unsigned char *data, int64_t n, int64_t at, Token *fields, int *nf, unsigned *marks) {
     unsigned char tail[64];
     uint64_t carry = 1; /* the byte before the line counts as a blank */
     int64_t token_start = at;
     *nf = 0;
     for (int64_t base = at;; base += 64) {
-        uint64_t newlines, blanks = window_masks(data, n, base, tail, &newlines);
+        uint64_t newlines, blanks = window_masks(data, n, base, tail, &newlines, marks);
         uint64_t in_line = newlines ? (newlines & -newlines) - 1 + (newlines & -newlines) : ~UINT64_C(0); /* to the newline */
         uint64_t before = (blanks << 1) | carry;
         carry = blanks >> 63;
@@ -144,12 +157,13 @@ static int64_t lex_long_line(const unsigned char *data, int64_t n, int64_t at, T
  * its newline is among them (nearly every line of a run or qrels), its fields' starts and ends are where the blank
  * mask changes before that newline, read off with a count of trailing zeros each, no branch per byte or per field;
  * a longer line is lexed 64 bytes at a time (lex_long_line). The bytes past n read as newlines: one ends an
- * unterminated last line. */
-static inline void lex_lines(const unsigned char *data, int64_t n, void *state, int (*take)(void *, const Token *, int)) {
+ * unterminated last line. Every byte is in some window: lexed to the end, ``*marks`` holds the MARK_ bits of all. */
+static inline void lex_lines(const unsigned char *data, int64_t n, void *state, int (*take)(void *, const Token *, int),
+                             unsigned *marks) {
     Token fields[MAX_FIELDS];
     unsigned char tail[64];
     for (int64_t at = 0; at < n;) {
-        uint64_t newlines, blanks = window_masks(data, n, at, tail, &newlines);
+        uint64_t newlines, blanks = window_masks(data, n, at, tail, &newlines, marks);
         int64_t line_end;
         int nf;
         if (newlines) {
@@ -163,7 +177,7 @@ static inline void lex_lines(const unsigned char *data, int64_t n, void *state, 
             }
             line_end = at + __builtin_ctzll(newlines);
         } else
-            line_end = lex_long_line(data, n, at, fields, &nf);
+            line_end = lex_long_line(data, n, at, fields, &nf, marks);
         if (line_end >= n) { /* the padding's newline: it ends an unterminated last line, if any */
             if (nf) take(state, fields, nf);
             return;

@@ -129,14 +129,18 @@ static int take_line(Reader *r, const Token *fields, int nf) {
 static int take_reader_line(void *state, const Token *fields, int nf) { return take_line(state, fields, nf); }
 
 /* Every line of data[0:n] (lexer.h's lex_lines) into the reader. */
-static void read_lines(Reader *r, int64_t n) { lex_lines(r->data, n, r, take_reader_line); }
+static void read_lines(Reader *r, int64_t n) {
+    unsigned marks = 0; /* not asked for here */
+    lex_lines(r->data, n, r, take_reader_line, &marks);
+}
 
 /* Newlines in p[0:n] (a popcount of the 64-byte masks). */
 static int64_t count_newlines(const unsigned char *p, int64_t n) {
     int64_t count = 0, i = 0;
+    unsigned marks = 0; /* not asked for here */
     for (; i + 64 <= n; i += 64) {
         uint64_t newlines;
-        blank_mask(p + i, &newlines);
+        blank_mask(p + i, &newlines, &marks);
         count += __builtin_popcountll(newlines);
     }
     for (; i < n; i++) count += p[i] == '\n';
