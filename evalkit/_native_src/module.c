@@ -27,7 +27,7 @@
  *
  * A run read against its gold, for evalkit/prejudged.py (judge_run.c, judge.c):
  * judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads) -> None or (n_extra, first_extra, run_query_ids, rows_per_query,
- *                                                               hit_query, hit_rank, hit_row)
+ *                                                               gold_of, hit_query, hit_rank, hit_row, plain)
  *     A TREC run's rows read query by query and ranked against that query's judgments only, without coding its
  *     documents (see judge_run.c); None where the general reader must read it.
  *
@@ -38,6 +38,12 @@
  * Judged rows, for evalkit/evaluation.py:
  * judged_rows(...) -> count
  *     The rows of a ranked run that carry a judgment of their query, in one pass (see scan.c).
+ *
+ * The allocator, for evalkit/cli (a short command's process only):
+ * keep_freed_memory() -> bool
+ *     glibc's malloc told to keep memory freed at the top of its heap (M_TRIM_THRESHOLD) and to grow the heap 64 MiB
+ *     at a time (M_TOP_PAD), so that a command's next allocations reuse pages already faulted in instead of asking
+ *     the kernel for fresh zeroed ones; False (nothing done) elsewhere. Process-wide: never called by the library.
  *
  * Permuted sums, for evalkit/stats/randomised_tukey.py:
  * permuted_sums(values, k, capsule, products, thresholds, sizes, permutations, out)
@@ -52,8 +58,21 @@
 #include <string.h>
 
 #include "native.h"
+#ifdef __GLIBC__
+#include <limits.h>
+#include <malloc.h>
+#endif
+
+static PyObject *keep_freed_memory(PyObject *self, PyObject *unused) {
+    (void)self, (void)unused;
+#ifdef __GLIBC__
+    if (mallopt(M_TRIM_THRESHOLD, INT_MAX) && mallopt(M_TOP_PAD, 64 << 20)) Py_RETURN_TRUE;
+#endif
+    Py_RETURN_FALSE;
+}
 
 static PyMethodDef methods[] = {
+    {"keep_freed_memory", keep_freed_memory, METH_NOARGS, "keep_freed_memory() -> bool: glibc's malloc keeps freed memory (short processes only)"},
     {"judge_run", judge_run, METH_VARARGS, "judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads): a TREC run read against its gold (see judge_run.c)"},
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
