@@ -133,6 +133,7 @@ def score(
     :class:`~evalkit.options.ScoringOptions`, given as keywords or as
     ``scoring=``.
     """
+    from evalkit.evaluation import sort_gold
     from evalkit.manifest import build_manifest, now_utc
 
     chosen = _scoring(scoring, options, task=task, metrics=metrics, missing=missing)
@@ -152,6 +153,7 @@ def score(
 
         zscores = read_zscores(chosen.zscores)
     the_task, reason = resolve_task(chosen.task, qrels)  # the gold's alone: decided while a run read ahead comes in
+    sort_gold(qrels)
     the_run = as_run(run, format=chosen.run_format, column=chosen.column, against=None if groups else qrels)
     extra = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
     result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs(), **extra)
@@ -202,6 +204,7 @@ def score_many(
     names default to the file names (made unique) or the runs' own names; the
     scoring choices are ``scoring`` and/or its fields as keywords.
     """
+    from evalkit.evaluation import sort_gold
     from evalkit.runset import score_one, with_progress
 
     chosen = _scoring(scoring, options)
@@ -210,6 +213,7 @@ def score_many(
     qrels = as_qrels(gold, format=chosen.gold_format)
     labels = _run_names(runs, names)
     the_task, reason = resolve_task(chosen.task, qrels)  # the gold's alone: decided while runs read ahead come in
+    sort_gold(qrels)
     loaded = [as_run(r, name=n, format=chosen.run_format, column=chosen.column, against=qrels) for r, n in zip(runs, labels)]
     wanted = metrics(the_task) if callable(metrics) else (metrics if metrics is not None else chosen.metrics)
     scored = [score_one(the_task, qrels, run, run.name, wanted, chosen, task_note=reason)

@@ -350,6 +350,25 @@ class Qrels:
             labels=None if self.labels is None else self.labels[keep], as_written=written, name=name or self.name,
         )
 
+    def by_query_then_grade(self) -> np.ndarray:
+        """The judgment rows by query code, grade descending, then row (a stable sort): each query's ideal ranking
+        (nDCG's, :func:`evalkit.evaluation.judge`), for any subset of queries kept in order by a selection. Cached:
+        one sort per gold however many runs are scored on it."""
+        cached = self.__dict__.get("_by_query_then_grade")
+        if cached is None:
+            cached = np.lexsort((-self.grades, self.qidx))
+            object.__setattr__(self, "_by_query_then_grade", cached)
+        return cached
+
+    def query_order(self) -> np.ndarray:
+        """The query codes by their ids, byte-wise (UTF-8 bytes sort as the code points do): the order in which
+        trec_eval adds up a mean (:meth:`evalkit.evaluation.Evaluation.mean`). Cached, as above."""
+        cached = self.__dict__.get("_query_order")
+        if cached is None:
+            cached = np.argsort(np.asarray(self.query_ids, dtype=str), kind="stable")
+            object.__setattr__(self, "_query_order", cached)
+        return cached
+
     def relevant_docs(self, relevance_level: float = 1) -> dict[str, list[str]]:
         """``{query: [relevant doc, ...]}`` in file order."""
         out: dict[str, list[str]] = {str(q): [] for q in self.query_ids}

@@ -324,3 +324,37 @@ def test_trec_eval_test_suite_is_reproduced(expected, qrels, results, options):
         ours = [line for line in ours if "\tall\t" in line]
     theirs = comparable(theirs, ours)
     assert len(theirs) >= 29 and ours == theirs and len(ours) == len(comparable(ours, theirs))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_golds_cached_orders_give_what_sorting_the_evaluated_queries_gives(seed):
+    """nDCG's ideal rankings and the order of the means come from one sort of the gold each (Qrels.by_query_then_grade,
+    Qrels.query_order), kept for the queries evaluated: the same as sorting those queries' judgments and ids, with a
+    task's filter, queries left out (missing=skip) and grades of every sign."""
+    from evalkit.data import Qrels, Run
+    from evalkit.evaluation import evaluate, judge, match_queries
+    from evalkit.metrics import parse_metrics
+
+    rng = random.Random(seed)
+    queries = [rng.choice(["q", "Q", "é", "z", "10", "1", "ä-"]) + str(i) for i in range(rng.randrange(1, 40))]
+    rows = [(q, f"d{rng.randrange(30)}") for q in queries for _ in range(rng.randrange(0, 8))]
+    rows = list(dict.fromkeys(rows)) or [(queries[0], "d0")]
+    qrels = Qrels.from_rows([q for q, _ in rows], [d for _, d in rows], [rng.choice([-1, 0, 0.5, 1, 2, 3]) for _ in rows])
+    answered = [q for q in qrels.query_ids.tolist() if rng.random() < 0.7] or [qrels.query_ids[0]]
+    run = Run.from_rows([q for q in answered for _ in range(3)], [f"d{rng.randrange(30)}-{i}" for i in range(3 * len(answered))],
+                        [rng.random() for _ in range(3 * len(answered))])
+    keep = np.array([rng.random() < 0.8 for _ in qrels.query_ids]) if seed % 2 else None
+    for missing in ("zero", "skip"):
+        ev = evaluate(run, qrels, parse_metrics(["ndcg", "map"]), missing=missing, allow_partial=True, keep_gold=keep)
+        assert ev.__dict__["_order"].tolist() == np.argsort(np.asarray(ev.query_ids, dtype=str), kind="stable").tolist()
+        sets = match_queries(run, qrels, keep)
+        evaluated = np.flatnonzero(np.isin(sets.gold, ev.query_ids))
+        judged = judge(run, qrels, sets, evaluated)
+        kept = np.ones(len(qrels.query_ids), dtype=bool) if keep is None else keep
+        eval_pos = np.full(len(qrels.query_ids), -1)
+        eval_pos[np.flatnonzero(kept)[evaluated]] = np.arange(len(evaluated))
+        jq, jg = eval_pos[qrels.qidx], qrels.grades
+        rows_kept = (jq >= 0) & (jg >= 0)
+        ideal = np.lexsort((-jg[rows_kept], jq[rows_kept]))
+        assert judged.judged_qpos.tolist() == jq[rows_kept][ideal].tolist()
+        assert judged.judged_gain.tolist() == jg[rows_kept][ideal].tolist()
