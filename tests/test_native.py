@@ -240,3 +240,20 @@ def test_first_repeated_pair_is_the_same_in_one_pass_and_by_sorting(monkeypatch)
                 assert values.first_repeated_pair(qidx[order], didx[order], 400) == found
     # codes out of range (a Qrels built by hand): the sort's answer, never the kernel's refusal
     assert values.first_repeated_pair(np.array([0, 0, 1]), np.array([-1, 7, -1]), 3) is None
+
+
+def test_only_the_command_lines_scoring_processes_keep_freed_memory():
+    """kernels.keep_freed_memory is process-wide: the library never calls it, the command line does for the commands
+    that exit right after (a child process sees it called for `score`, not for `run`, and not on `import evalkit`)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, evalkit.kernels as k; calls = []; k.keep_freed_memory = lambda: calls.append(1) or True; "
+             "sys.argv = [{argv}]; import evalkit.cli; print(len(calls))")
+    for argv, expected in (("'evalkit', 'score', 'a', 'b'", "1"), ("'evalkit', 'run', 'x'", "0"), ("'python', 'score'", "0")):
+        out = subprocess.run([sys.executable, "-c", probe.format(argv=argv)], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == expected, (argv, out.stderr)
+    if kernels.native is not None and sys.platform.startswith("linux"):  # in a child: the setting is the process's
+        probe = "import platform, evalkit.kernels as k; print(k.keep_freed_memory() is (platform.libc_ver()[0] == 'glibc'))"
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "True", out.stderr
