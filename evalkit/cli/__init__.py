@@ -212,7 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-
 def entry_point() -> None:
     code = main()
     if _command(sys.argv[1:]) in FAST_EXIT_COMMANDS:
