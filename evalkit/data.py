@@ -350,14 +350,15 @@ class Qrels:
             labels=None if self.labels is None else self.labels[keep], as_written=written, name=name or self.name,
         )
 
-    def by_query_then_grade(self) -> np.ndarray:
-        """The judgment rows by query code, grade descending, then row (a stable sort): each query's ideal ranking
-        (nDCG's, :func:`evalkit.evaluation.judge`), for any subset of queries kept in order by a selection. Cached:
-        one sort per gold however many runs are scored on it."""
-        cached = self.__dict__.get("_by_query_then_grade")
+    def ideal_order(self) -> np.ndarray:
+        """The judgment rows that enter an ideal ranking (grade >= 0) by query code, grade descending, then row (a
+        stable sort): each query's ideal ranking (nDCG's, :func:`evalkit.evaluation.judge`), for any subset of
+        queries kept in order by a selection. Cached: one sort per gold however many runs are scored on it."""
+        cached = self.__dict__.get("_ideal_order")
         if cached is None:
-            cached = np.lexsort((-self.grades, self.qidx))
-            object.__setattr__(self, "_by_query_then_grade", cached)
+            rows = np.flatnonzero(self.grades >= 0)
+            cached = rows[np.lexsort((-self.grades[rows], self.qidx[rows]))]
+            object.__setattr__(self, "_ideal_order", cached)
         return cached
 
     def query_order(self) -> np.ndarray:

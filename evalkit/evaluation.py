@@ -78,10 +78,10 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
 
 
 def sort_gold(qrels: Qrels) -> None:
-    """Take the gold's sorts that scoring any run on it needs (:meth:`~evalkit.data.Qrels.by_query_then_grade`,
+    """Take the gold's sorts that scoring any run on it needs (:meth:`~evalkit.data.Qrels.ideal_order`,
     :meth:`~evalkit.data.Qrels.query_order`; cached on it): called before the runs are read, they overlap a run's
     read-ahead (270,000 judgments: 15 ms) instead of following it."""
-    qrels.by_query_then_grade()
+    qrels.ideal_order()
     qrels.query_order()
 
 
@@ -108,21 +108,28 @@ def judge(
     metric is a function of the judged rows, their ranks and the number
     retrieved per query.
     """
-    n_gold = len(sets.gold)
-    eval_pos = np.full(max(n_gold, 1), -1, dtype=np.int64)  # one slot at least: the lookups below index it (a task may keep no gold query)
-    eval_pos[evaluated] = np.arange(len(evaluated))
-    kept = np.ones(len(qrels.query_ids), dtype=bool) if sets.kept is None else sets.kept  # gold = qrels.query_ids[kept]
-    qrels_to_gold = np.where(kept, np.cumsum(kept) - 1, -1)
-
-    # judgments of the evaluated queries (per judgment row: its query's evaluated position, -1 for none)
-    row_qpos = qrels_to_gold[qrels.qidx]
-    row_qpos = np.where(row_qpos >= 0, eval_pos[np.maximum(row_qpos, 0)], -1)
-    jkeep = row_qpos >= 0
-    jq, jd, jg = row_qpos[jkeep], qrels.didx[jkeep], qrels.grades[jkeep]
+    n_gold, n_eval = len(sets.gold), len(evaluated)
+    ideal = qrels.ideal_order()  # each query's judgments of grade >= 0, grade descending: its ideal ranking
+    if sets.kept is None and n_eval == n_gold and np.array_equal(evaluated, np.arange(n_eval)):
+        # every gold query evaluated (the default): evaluated positions are the gold's query codes
+        row_qpos, jq, jd, jg = qrels.qidx, qrels.qidx, qrels.didx, qrels.grades
+        run_query_pos = sets.run_to_gold
+        answered_pos = run_query_pos[run_query_pos >= 0]
+    else:
+        eval_pos = np.full(max(n_gold, 1), -1, dtype=np.int64)  # one slot at least: the lookups below index it (a task may keep no gold query)
+        eval_pos[evaluated] = np.arange(n_eval)
+        kept = np.ones(len(qrels.query_ids), dtype=bool) if sets.kept is None else sets.kept  # gold = qrels.query_ids[kept]
+        qrels_to_gold = np.where(kept, np.cumsum(kept) - 1, -1)
+        # judgments of the evaluated queries (per judgment row: its query's evaluated position, -1 for none)
+        row_qpos = qrels_to_gold[qrels.qidx]
+        row_qpos = np.where(row_qpos >= 0, eval_pos[np.maximum(row_qpos, 0)], -1)
+        jkeep = row_qpos >= 0
+        jq, jd, jg = row_qpos[jkeep], qrels.didx[jkeep], qrels.grades[jkeep]
+        run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
+        answered_pos = eval_pos[sets.run_to_gold[sets.run_to_gold >= 0]]
+        ideal = ideal[jkeep[ideal]]  # the evaluated queries' (their positions rise with the codes: the order is theirs)
 
     # the judged rows of the evaluated queries' rankings; unjudged rows are only counted (num_ret)
-    n_eval = len(evaluated)
-    run_query_pos = np.where(sets.run_to_gold >= 0, eval_pos[np.maximum(sets.run_to_gold, 0)], -1)  # per run query
     read_against = run.judgments_for(qrels)  # a run read against this gold: ranked as it was read (evalkit.prejudged)
     if read_against is not None:
         qpos, rank, grade, pool_qpos, pool_rank = read_against.judged(run_query_pos, depth, pool)
@@ -132,12 +139,7 @@ def judge(
                                                                                 pool)
 
     num_rel, num_nonrel = counts_at_level(jq, jg, relevance_level, n_eval)
-    # each evaluated query's judgments of grade >= 0, grade descending (its ideal ranking): the gold's one sort by query
-    # code, kept for these rows (evaluated positions rise with the codes, so the order is theirs)
-    ideal = qrels.by_query_then_grade()
-    ideal = ideal[(jkeep & (qrels.grades >= 0))[ideal]]
     in_run = np.zeros(n_eval, dtype=bool)
-    answered_pos = eval_pos[sets.run_to_gold[sets.run_to_gold >= 0]]
     in_run[answered_pos[answered_pos >= 0]] = True
     return Judged(
         query_ids=sets.gold[evaluated],

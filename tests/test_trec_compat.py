@@ -328,7 +328,7 @@ def test_trec_eval_test_suite_is_reproduced(expected, qrels, results, options):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_the_golds_cached_orders_give_what_sorting_the_evaluated_queries_gives(seed):
-    """nDCG's ideal rankings and the order of the means come from one sort of the gold each (Qrels.by_query_then_grade,
+    """nDCG's ideal rankings and the order of the means come from one sort of the gold each (Qrels.ideal_order,
     Qrels.query_order), kept for the queries evaluated: the same as sorting those queries' judgments and ids, with a
     task's filter, queries left out (missing=skip) and grades of every sign."""
     from evalkit.data import Qrels, Run
