@@ -58,11 +58,10 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
         run_to_gold = positions_in(run.query_ids, gold)
     elif keep_gold is None:
         run_to_gold = read_against.gold_of
-    else:  # per qrels query its place in ``gold`` (-1: dropped by the task), looked up for the run's queries found there
-        kept_position = np.where(keep, np.cumsum(keep) - 1, -1)
+    else:  # each gold query's place in ``gold``, looked up for the run's queries found there
         found = read_against.gold_of >= 0
         run_to_gold = np.full(len(found), -1, dtype=np.int64)
-        run_to_gold[found] = kept_position[read_against.gold_of[found]]
+        run_to_gold[found] = kept_positions(keep)[read_against.gold_of[found]]
     answered = np.zeros(len(gold), dtype=bool)
     answered[run_to_gold[run_to_gold >= 0]] = True
     dropped = set(gold_all[~keep].tolist())
@@ -75,6 +74,11 @@ def match_queries(run: Run, qrels: Qrels, keep_gold: np.ndarray | None = None) -
         excluded=gold_all[~keep].tolist(),
         kept=keep,
     )
+
+
+def kept_positions(keep: np.ndarray) -> np.ndarray:
+    """Per gold query (``keep``: a task's mask over the qrels' queries), its place among the kept ones; -1 where dropped."""
+    return np.where(keep, np.cumsum(keep) - 1, -1)
 
 
 def sort_gold(qrels: Qrels) -> None:
@@ -119,7 +123,7 @@ def judge(
         eval_pos = np.full(max(n_gold, 1), -1, dtype=np.int64)  # one slot at least: the lookups below index it (a task may keep no gold query)
         eval_pos[evaluated] = np.arange(n_eval)
         kept = np.ones(len(qrels.query_ids), dtype=bool) if sets.kept is None else sets.kept  # gold = qrels.query_ids[kept]
-        qrels_to_gold = np.where(kept, np.cumsum(kept) - 1, -1)
+        qrels_to_gold = kept_positions(kept)
         # judgments of the evaluated queries (per judgment row: its query's evaluated position, -1 for none)
         row_qpos = qrels_to_gold[qrels.qidx]
         row_qpos = np.where(row_qpos >= 0, eval_pos[np.maximum(row_qpos, 0)], -1)
