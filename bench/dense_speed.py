@@ -10,9 +10,10 @@ Variants (``--variants``, comma-separated):
 
 * ``st-encode``: ``SentenceTransformer.encode`` (its own length sorting, padding, batch 32), torch, ``--threads``.
 * ``evalkit-torch``: the ``dense`` system's encoder, torch, in this process with ``--threads``.
+* ``evalkit-bf16``: the same under bf16 autocast (native on CPUs with AMX or AVX512-BF16, emulated and slow elsewhere).
 * ``evalkit-onnx``: the same through ONNX Runtime fp32 (exported, fused graph).
 * ``evalkit-int8``: ONNX Runtime int8 (dynamic quantisation; 7-bit weights without VNNI), in this process.
-* ``evalkit-int8-workers`` / ``evalkit-torch-workers``: the same on the local engine's worker processes
+* ``evalkit-int8-workers`` / ``evalkit-torch-workers`` / ``evalkit-bf16-workers``: the same on the local engine's worker processes
   (``--workers``, default one per usable core, one thread each).
 
 all-MiniLM-L6-v2 runs as MTEB does (no prefixes, title + " " + text, truncation at
@@ -43,9 +44,11 @@ sys.path.insert(0, str(REPO / "bench"))
 VARIANTS = {
     "st-encode": None,
     "evalkit-torch": ("torch", "auto", False),
+    "evalkit-bf16": ("torch", "bf16", False),
     "evalkit-onnx": ("onnx", "fp32", False),
     "evalkit-int8": ("onnx", "int8", False),
     "evalkit-torch-workers": ("torch", "auto", True),
+    "evalkit-bf16-workers": ("torch", "bf16", True),
     "evalkit-int8-workers": ("onnx", "int8", True),
 }
 CLIMATECHECK_ABSTRACTS = 394_269

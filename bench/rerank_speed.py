@@ -39,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-BACKENDS = {"torch": ("torch", "auto"), "onnx-fp32": ("onnx", "fp32"), "onnx-int8": ("onnx", "int8")}
+BACKENDS = {"torch": ("torch", "auto"), "torch-bf16": ("torch", "bf16"), "onnx-fp32": ("onnx", "fp32"), "onnx-int8": ("onnx", "int8")}
 
 
 def inputs(n_queries: int, depth: int):

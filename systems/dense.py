@@ -41,7 +41,7 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.systems._models.modelio import (
-    autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model,
+    autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, precision_tag, resolve_model,
 )
 from evalkit.systems._models.onnx_backend import backend_option, check_backend
 from evalkit.pipelines.registry import register_system
@@ -306,6 +306,7 @@ class DenseRetriever(Retriever):
             "n_documents": len(corpus), "fields": list(o.fields), "field_separator": self.separator(),
             "passage_prefix": o.passage_prefix, "chunking": o.chunking, "chunk_size": o.chunk_size,
             "chunk_overlap": o.chunk_overlap, "max_seq_length": self.model.max_seq_length,
+            "precision": precision_tag(self.device, o.precision),  # bf16 vectors never stand in for fp32 ones
         }
 
     def corpus_embeddings(self, corpus: Corpus, use_cache: bool = True, *, engine: Engine = LOCAL) -> np.ndarray:

@@ -31,7 +31,9 @@ from typing import Any, Iterator, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
-from evalkit.systems._models.modelio import cache_dir, check_torch_precision, device_option, pick_device, precision_option, settings_key, weights_sha256
+from evalkit.systems._models.modelio import (
+    cache_dir, check_torch_precision, device_option, pick_device, precision_option, precision_tag, settings_key, weights_sha256,
+)
 from evalkit.pipelines.registry import load_system, register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
 from evalkit.outputs import atomic_write
@@ -244,7 +246,7 @@ class DocT5Query(Retriever):
         o = self.options
         return {**self.model_identity(), "prefix": o.prefix, "num_expansions": o.num_expansions, "top_k": o.top_k, "top_p": o.top_p,
                 "no_repeat_ngram_size": o.no_repeat_ngram_size, "max_new_tokens": o.max_new_tokens,
-                "max_input_length": o.max_input_length, "seed": o.seed}
+                "max_input_length": o.max_input_length, "seed": o.seed, "precision": precision_tag(pick_device(o.device), o.precision)}
 
     def expand(self, corpus: Corpus, *, engine: Engine = LOCAL) -> dict[str, list[str]]:
         """``{doc id: n expansions}`` for every document, generating only those not in the expansions file.

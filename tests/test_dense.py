@@ -219,6 +219,11 @@ def test_embedding_cache_hit_and_mismatch(model_path, corpus, queries, tmp_path,
     auto = make(model_path, embedding_cache="auto")
     auto.retrieve(corpus, queries, k=1)
     assert len(list((tmp_path / "auto" / "dense").iterdir())) == 1
+    # vectors computed in bf16 never stand in for fp32 ones (nor the reverse): the precision is part of the key
+    make(model_path, embedding_cache="auto", precision="bf16").retrieve(corpus, queries, k=1)
+    assert len(list((tmp_path / "auto" / "dense").iterdir())) == 2
+    with pytest.raises(UsageError, match="mismatched embedding cache .*precision"):
+        make(model_path, embedding_cache=str(folder), precision="bf16").retrieve(corpus, queries, k=1)
 
 
 def test_save_load_round_trip(model_path, corpus, queries, tmp_path):

@@ -41,9 +41,26 @@ def test_device_and_precision():
     assert autocast_dtype("cpu", "fp32") is None
     assert autocast_dtype("cuda", "fp16") is torch.float16
     assert autocast_dtype("cpu", "bf16") is torch.bfloat16
-    with pytest.raises(UsageError, match="precision 'fp8': expected auto, bf16, fp16 or fp32"):
+    with pytest.raises(UsageError, match="precision 'fp8': expected auto, bf16, bf16-native, fp16 or fp32"):
         autocast_dtype("cpu", "fp8")
     assert "auto" in PRECISIONS
+
+
+def test_bf16_native_follows_the_hardware(monkeypatch):
+    from evalkit.systems._models import modelio, onnx_backend
+
+    monkeypatch.setattr(modelio, "cpu_flags", lambda: {"avx2", "avx512f", "amx_bf16", "amx_int8"})  # Sapphire Rapids
+    assert autocast_dtype("cpu", "bf16-native") is torch.bfloat16
+    assert modelio.precision_tag("cpu", "bf16-native") == "bf16" and onnx_backend.has_vnni()
+    monkeypatch.setattr(modelio, "cpu_flags", lambda: {"avx2", "avx512_bf16"})  # AMD Zen 4
+    assert autocast_dtype("cpu", "bf16-native") is torch.bfloat16
+    monkeypatch.setattr(modelio, "cpu_flags", lambda: {"avx2", "fma"})  # AMD Zen 3: bf16 would be emulated
+    assert autocast_dtype("cpu", "bf16-native") is None
+    assert modelio.precision_tag("cpu", "bf16-native") == "fp32" and not onnx_backend.has_vnni()
+    assert modelio.precision_tag("cpu", "bf16") == "bf16" and modelio.precision_tag("cpu", "auto") == "fp32"
+    assert autocast_dtype("mps", "bf16-native") is None
+    if not torch.cuda.is_available():
+        assert autocast_dtype("cuda", "bf16-native") is None
 
 
 def test_torch_systems_share_device_and_precision_options():

@@ -6,7 +6,8 @@ folder. :func:`resolve_model` tells the two apart and turns the usual failures
 downloaded offline) into one clear :class:`~evalkit.errors.UsageError`.
 :func:`pick_device` chooses CUDA, then Apple MPS, then CPU for ``"auto"``, and
 :func:`autocast_dtype` the mixed precision to use there (bf16 where the GPU
-supports it, else fp16; none on CPU). torch is imported lazily.
+supports it, else fp16; none on CPU; ``bf16-native``: bf16 wherever the device
+multiplies bf16 natively, fp32 elsewhere). torch is imported lazily.
 """
 from __future__ import annotations
 
@@ -158,7 +159,9 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
-PRECISIONS = ("auto", "bf16", "bfloat16", "fp16", "float16", "fp32", "float32", "none", "no", "int8")
+PRECISIONS = ("auto", "bf16", "bfloat16", "bf16-native", "fp16", "float16", "fp32", "float32", "none", "no", "int8")
+#: CPU flags of native bf16 matrix products: Intel AMX (Sapphire Rapids and later), AVX512-BF16 (Cooper Lake, AMD Zen 4)
+BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 
 
 def device_option() -> Any:
@@ -172,30 +175,53 @@ def precision_option() -> Any:
     """The ``precision`` option of every torch-based system (resolved by :func:`autocast_dtype`)."""
     from evalkit.pipelines.stages import option
 
-    return option("auto", "mixed precision: auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32")
+    return option("auto", "mixed precision: auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, "
+                          "bf16-native (bf16 where the GPU or CPU computes it natively, else fp32), fp16, fp32")
 
 
 def inference_precision_option() -> Any:
     """:func:`precision_option` of the systems with an ONNX backend (dense, cross-encoder): int8 too."""
     from evalkit.pipelines.stages import option
 
-    return option("auto", "auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, fp16, fp32 (torch); "
-                          "fp32 or int8 (dynamic quantisation) with backend=onnx")
+    return option("auto", "auto (bf16 on GPUs that support it, else fp16; none on CPU), bf16, bf16-native (bf16 where the GPU "
+                          "or CPU computes it natively, else fp32), fp16, fp32 (torch); fp32 or int8 (dynamic quantisation) with backend=onnx")
 
 
 def check_torch_precision(system: str, precision: str) -> None:
     """One line for ``precision=int8`` on a system without an ONNX backend (only dense and cross-encoder have one)."""
     if precision == "int8":
         raise UsageError(f"{system}: precision int8 needs backend=onnx, which only dense and cross-encoder have "
-                         "(choose auto, bf16, fp16 or fp32)")
+                         "(choose auto, bf16, bf16-native, fp16 or fp32)")
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags (``/proc/cpuinfo``; empty where there is none, e.g. macOS)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            return set(next((line for line in handle if line.startswith("flags")), "").split())
+    except OSError:
+        return set()
+
+
+def native_bf16(device: str) -> bool:
+    """Whether ``device`` multiplies bf16 matrices natively: a CUDA GPU that supports bf16, or a CPU with
+    :data:`BF16_CPU_FLAGS` (oneDNN's AMX / AVX512-BF16 kernels). Elsewhere bf16 is emulated, slower than fp32."""
+    if device.startswith("cuda"):
+        import torch
+
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    return device.startswith("cpu") and not cpu_flags().isdisjoint(BF16_CPU_FLAGS)
 
 
 def autocast_dtype(device: str, precision: str = "auto") -> Any:
-    """torch dtype for mixed precision: ``auto`` = bf16 on GPUs that support it, fp16 on others, None on CPU."""
+    """torch dtype for mixed precision: ``auto`` = bf16 on GPUs that support it, fp16 on others, None on CPU;
+    ``bf16-native`` = bf16 where :func:`native_bf16`, else None (fp32)."""
     import torch
 
     if precision not in PRECISIONS:
-        raise UsageError(f"precision {precision!r}: expected auto, bf16, fp16 or fp32 (int8 with backend=onnx)")
+        raise UsageError(f"precision {precision!r}: expected auto, bf16, bf16-native, fp16 or fp32 (int8 with backend=onnx)")
+    if precision == "bf16-native":
+        return torch.bfloat16 if native_bf16(device) else None
     if precision == "int8":  # quantised inside the ONNX graph (dense / cross-encoder backend=onnx, CPU): no autocast
         if not device.startswith("cpu"):
             raise UsageError(f"precision int8 runs in ONNX Runtime on the CPU (backend=onnx), not on {device}")
@@ -209,6 +235,13 @@ def autocast_dtype(device: str, precision: str = "auto") -> Any:
     if not device.startswith("cuda"):
         return None
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def precision_tag(device: str, precision: str) -> str:
+    """What ``precision`` computes in on ``device`` (``fp32``, ``bf16``, ``fp16``): a cache key's part, since a
+    ``bf16-native`` or ``auto`` run differs between machines."""
+    dtype = autocast_dtype(device, precision)
+    return "fp32" if dtype is None else str(dtype).replace("torch.", "").replace("bfloat16", "bf16").replace("float16", "fp16")
 
 
 def autocast(device: str, dtype: Any) -> Any:

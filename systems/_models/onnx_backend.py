@@ -212,12 +212,9 @@ def fuse_graph(source: Path, target: Path, config: Any) -> bool:
 
 def has_vnni() -> bool:
     """Whether this CPU has 8-bit dot products (AVX512-VNNI / AVX-VNNI), which do not saturate in 16 bits."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            flags = next((line for line in handle if line.startswith("flags")), "")
-    except OSError:
-        return False
-    return any(flag in flags.split() for flag in ("avx512_vnni", "avx_vnni", "amx_int8"))
+    from evalkit.systems._models.modelio import cpu_flags
+
+    return not cpu_flags().isdisjoint(("avx512_vnni", "avx_vnni", "amx_int8"))
 
 
 def fp32_node(name: str) -> bool:
