@@ -9,6 +9,7 @@ seconds, nDCG@10, and the projected wall time of a ClimateCheck-sized corpus (39
 Variants (``--variants``, comma-separated):
 
 * ``st-encode``: ``SentenceTransformer.encode`` (its own length sorting, padding, batch 32), torch, ``--threads``.
+* ``st-encode-bf16``: the same inside ``torch.autocast("cpu", torch.bfloat16)`` (the peer with evalkit's bf16 arithmetic).
 * ``evalkit-torch``: the ``dense`` system's encoder, torch, in this process with ``--threads``.
 * ``evalkit-bf16``: the same under bf16 autocast (native on CPUs with AMX or AVX512-BF16, emulated and slow elsewhere).
 * ``evalkit-onnx``: the same through ONNX Runtime fp32 (exported, fused graph).
@@ -42,7 +43,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 VARIANTS = {
-    "st-encode": None,
+    "st-encode": ("st", "fp32", False),
+    "st-encode-bf16": ("st", "bf16", False),
     "evalkit-torch": ("torch", "auto", False),
     "evalkit-bf16": ("torch", "bf16", False),
     "evalkit-onnx": ("onnx", "fp32", False),
@@ -82,9 +84,13 @@ def synthetic(n: int, seed: int = 13):
     return Corpus.from_records(docs, id_field="id"), Queries(["q0"], ["sea level"]), None
 
 
-def st_encode(model_path: str, corpus, queries, gold, threads: int, batch_size: int):
-    """sentence-transformers' own encode of the same texts (no prefixes, 256 tokens), then the same exact search."""
+def st_encode(model_path: str, corpus, queries, gold, threads: int, batch_size: int, precision: str = "fp32"):
+    """sentence-transformers' own encode of the same texts (no prefixes, 256 tokens), then the same exact search;
+    ``precision="bf16"``: inside bf16 autocast."""
+    import contextlib
+
     import numpy as np
+    import torch
     from sentence_transformers import SentenceTransformer
 
     import scifact_sample
@@ -97,12 +103,15 @@ def st_encode(model_path: str, corpus, queries, gold, threads: int, batch_size: 
     model.encode(["warm up"], batch_size=batch_size)
     load = time.perf_counter() - started
     texts = corpus.texts(["title", "text"], " ")
+    cast = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16" else contextlib.nullcontext()
     started, cpu = time.perf_counter(), cpu_seconds()
-    docs = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    with cast:
+        docs = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     ndcg = None
     if gold is not None:
-        vectors = model.encode(queries.texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        with cast:
+            vectors = model.encode(queries.texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
         hits = search(np.asarray(vectors, dtype=np.float32), np.asarray(docs, dtype=np.float32), 10)
         run = Run.from_scores({q: {corpus.ids[j]: s for j, s in h} for q, h in zip(queries.ids, hits)})
         ndcg = scifact_sample.ndcg10(run, gold)
@@ -181,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.variants.split(","):
         load_before = os.getloadavg()[0]
-        if VARIANTS[name] is None:
+        if VARIANTS[name][0] == "st":
             if not args.minilm:
                 continue  # the tiny model is no sentence-transformers folder
-            seconds, cpu, load, ndcg = st_encode(model, corpus, queries, gold, args.threads, 32)
+            seconds, cpu, load, ndcg = st_encode(model, corpus, queries, gold, args.threads, 32, VARIANTS[name][1])
         else:
             seconds, cpu, load, ndcg = evalkit_encode(model, extra, corpus, queries, gold, VARIANTS[name], args.threads, args.batch_size,
                                                       workers)

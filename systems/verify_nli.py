@@ -110,7 +110,7 @@ class NLIVerifier(Labeler):
         tokenizer, model, mapping, device = self.load()
         o = self.options
         dtype = autocast_dtype(device, o.precision)
-        cast = autocast(device, dtype)
+        cast = autocast(device, dtype, model)  # the head in fp32
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out: list[dict[str, float]] = [{} for _ in pairs]
         with torch.inference_mode(), cast:

@@ -149,3 +149,42 @@ def test_adamw_uses_the_fused_kernel_and_steps_as_the_for_each_one():
     # a parameter group layout as the cross-encoder's (encoder and head at their own rates) is kept
     groups = adamw([{"params": [torch.nn.Parameter(torch.ones(2))], "lr": 1e-3}, {"params": [torch.nn.Parameter(torch.ones(1))], "lr": 1e-2}], lr=1e-3)
     assert [g["lr"] for g in groups.param_groups] == [1e-3, 1e-2]
+
+
+def test_the_scoring_head_runs_in_fp32_under_bf16_autocast(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_models import tiny_bert
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from evalkit.systems._models.modelio import autocast, head_modules
+
+    path = tiny_bert(tmp_path / "m", texts=["sea ice melts", "coral reefs bleach"], num_labels=1)
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    encoded = tokenizer(["sea ice", "coral"], ["sea ice melts", "reefs bleach"], padding=True, return_tensors="pt")
+    assert sorted(n for n, _ in model.named_modules() if any(m is _ for m in head_modules(model))) == ["bert.pooler", "classifier"]
+    with torch.inference_mode():
+        with autocast("cpu", torch.bfloat16):  # no model: the head too in bf16
+            assert model(**encoded).logits.dtype == torch.bfloat16
+        with autocast("cpu", torch.bfloat16, model):
+            logits = model(**encoded).logits
+            hidden = model.bert(**encoded).last_hidden_state  # the encoder's matrix products still in bf16
+        assert logits.dtype == torch.float32
+        expected = model.classifier(model.bert.pooler(hidden.float()))  # outside autocast: the head in fp32
+        assert torch.equal(logits, expected)
+    assert not torch.is_autocast_enabled("cpu")
+    assert all(not m._forward_pre_hooks and not m._forward_hooks for m in head_modules(model))  # hooks removed
+    def boom(*args):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"), autocast("cpu", torch.bfloat16, model):
+        handle = model.classifier.register_forward_pre_hook(boom)  # after the context's own: the head fails inside
+        try:
+            model(**encoded)
+        finally:
+            handle.remove()
+    assert not torch.is_autocast_enabled("cpu")
+    assert autocast("cpu", None, model).__class__.__name__ == "nullcontext"

@@ -244,15 +244,66 @@ def precision_tag(device: str, precision: str) -> str:
     return "fp32" if dtype is None else str(dtype).replace("torch.", "").replace("bfloat16", "bf16").replace("float16", "fp16")
 
 
-def autocast(device: str, dtype: Any) -> Any:
-    """A ``torch.autocast`` context for ``dtype`` (from :func:`autocast_dtype`) on ``device``; a no-op for None (fp32)."""
+def autocast(device: str, dtype: Any, model: Any = None) -> Any:
+    """A ``torch.autocast`` context for ``dtype`` (from :func:`autocast_dtype`) on ``device``; a no-op for None (fp32).
+
+    With a ``model``, its scoring head (:func:`head_modules`) runs in fp32 inside the context: a bf16 logit keeps 8
+    significant bits (steps of 1/32 between 4 and 8), so a bf16 head ties scores that fp32 tells apart."""
     import contextlib
 
     import torch
 
     if dtype is None:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device.split(":")[0], dtype=dtype)
+    device_type = device.split(":")[0]
+    if model is None or not head_modules(model):
+        return torch.autocast(device_type=device_type, dtype=dtype)
+    return _autocast_fp32_head(device_type, dtype, head_modules(model))
+
+
+def head_modules(model: Any) -> list[Any]:
+    """The pooler and the scoring head of a Hugging Face classifier (``classifier`` / ``score`` / ``pooler`` one or
+    two levels down: BERT's ``bert.pooler`` and ``classifier``, RoBERTa's and ELECTRA's ``classifier``)."""
+    return [module for name, module in model.named_modules()
+            if name.count(".") <= 1 and name.rsplit(".", 1)[-1] in ("classifier", "score", "pooler")]
+
+
+def _autocast_fp32_head(device_type: str, dtype: Any, modules: list[Any]) -> Any:
+    """``torch.autocast`` in which ``modules`` run with autocast off and their floating inputs cast to fp32."""
+    import contextlib
+
+    import torch
+
+    def fp32(value: Any) -> Any:
+        return value.float() if torch.is_tensor(value) and value.is_floating_point() else value
+
+    @contextlib.contextmanager
+    def context() -> Any:
+        entered: list[Any] = []  # the autocast-off contexts of the head modules running now
+
+        def before(module: Any, args: tuple, kwargs: dict) -> tuple:
+            off = torch.autocast(device_type=device_type, enabled=False)
+            off.__enter__()
+            entered.append(off)
+            return tuple(fp32(a) for a in args), {k: fp32(v) for k, v in kwargs.items()}
+
+        def after(module: Any, args: tuple, output: Any) -> None:
+            entered.pop().__exit__(None, None, None)
+
+        handles = []
+        with torch.autocast(device_type=device_type, dtype=dtype):
+            try:
+                for module in modules:
+                    handles.append(module.register_forward_pre_hook(before, with_kwargs=True))
+                    handles.append(module.register_forward_hook(after))
+                yield
+            finally:
+                while entered:  # a head that raised: leave its autocast-off context too
+                    entered.pop().__exit__(None, None, None)
+                for handle in handles:
+                    handle.remove()
+
+    return context()
 
 
 def cache_dir(*parts: str) -> Path:
