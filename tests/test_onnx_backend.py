@@ -257,3 +257,21 @@ def test_training_runs_in_torch_and_inference_after_it_in_int8(encoder, cross, c
     trained = ce.score_pairs(*pairs())
     assert not np.allclose(untrained, trained) and counted["export"] == 5 and counted["quantize"] == 5
     assert type(ce.model.transformers_model).__name__ == "OnnxModel"
+
+
+def test_bf16_native_is_fp32_in_onnx_runtime(encoder, cross, monkeypatch):
+    """bf16-native means bf16 where the device computes it natively: ONNX Runtime's CPU kernels do not, so its
+    outputs equal fp32's, on a CPU with AMX as on one without (and no torch autocast wraps the session)."""
+    from evalkit.systems._models import modelio
+
+    monkeypatch.setattr(modelio, "cpu_flags", lambda: {"avx2", "amx_bf16"})
+    texts = SAMPLE_ABSTRACTS[:6]
+    fp32 = load_system("dense", model=encoder, backend="onnx", precision="fp32", **DENSE)
+    native = load_system("dense", model=encoder, backend="onnx", precision="bf16-native", **DENSE)
+    assert np.array_equal(native.encode(texts, "", chunked=False), fp32.encode(texts, "", chunked=False))
+    corpus = Corpus.from_records([{"id": f"d{i}", "text": t} for i, t in enumerate(texts)], id_field="id")
+    assert native.cache_settings(corpus)["precision"] == fp32.cache_settings(corpus)["precision"] == "fp32"
+    assert load_system("dense", model=encoder, precision="bf16-native", **DENSE).cache_settings(corpus)["precision"] == "bf16"
+    ce32 = load_system("cross-encoder", model=cross, backend="onnx", precision="fp32", **CE)
+    ce_native = load_system("cross-encoder", model=cross, backend="onnx", precision="bf16-native", **CE)
+    assert ce_native.score(QUERIES[0], texts) == ce32.score(QUERIES[0], texts)

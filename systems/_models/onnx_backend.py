@@ -62,7 +62,8 @@ from evalkit._version import DISTRIBUTION
 from evalkit.errors import UsageError
 
 BACKENDS = ("torch", "onnx")
-ONNX_PRECISIONS = {"auto": "fp32", "fp32": "fp32", "float32": "fp32", "none": "fp32", "no": "fp32", "int8": "int8"}
+# bf16-native (bf16 where the device computes it natively) is fp32 here: ONNX Runtime's CPU kernels have no bf16
+ONNX_PRECISIONS = {"auto": "fp32", "fp32": "fp32", "float32": "fp32", "none": "fp32", "no": "fp32", "bf16-native": "fp32", "int8": "int8"}
 OPSET = 17
 FORMAT = 4  # bump when the export, fusion or quantisation settings change: old cache entries are then ignored
 FUSED_MODEL_TYPES = {"bert", "roberta", "xlm-roberta", "camembert", "electra"}  # the optimizer's "bert" fusions apply
@@ -93,7 +94,7 @@ def check_backend(backend: str, precision: str, device: str) -> None:
 
 
 def onnx_precision(precision: str) -> str:
-    """``fp32`` or ``int8`` (``auto`` and the fp32 spellings are fp32)."""
+    """``fp32`` or ``int8`` (``auto``, ``bf16-native`` and the fp32 spellings are fp32)."""
     return ONNX_PRECISIONS[precision]
 
 
