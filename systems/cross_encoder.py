@@ -40,7 +40,7 @@ from evalkit.systems._models.modelio import (
     pick_device,
     resolve_model,
 )
-from evalkit.systems._models.onnx_backend import backend_option, check_backend
+from evalkit.systems._models.onnx_backend import autocast_precision, backend_option, check_backend
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import Reranker, check_fields, option
 
@@ -223,8 +223,8 @@ class CrossEncoderReranker(Reranker):
         """All pairs through the model at once, batched by length (the base class owns the rest of rerank)."""
         o = self.options
         return score_pairs(self.model, list(zip(queries, texts)), max_length=o.max_length, batch_size=o.eval_batch_size,
-                           precision=o.precision if o.backend == "torch" else "fp32",  # ONNX Runtime: no torch autocast
-                           show_progress=o.show_progress, desc=f"{self.name} rerank")
+                           precision=autocast_precision(o.backend, o.precision), show_progress=o.show_progress,
+                           desc=f"{self.name} rerank")
 
     def score(self, query: str, texts: list[str]) -> list[float]:
         return self.score_pairs([query] * len(texts), texts)

@@ -41,9 +41,9 @@ from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import UsageError
 from evalkit.systems._models.modelio import (
-    autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, precision_tag, resolve_model,
+    autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model,
 )
-from evalkit.systems._models.onnx_backend import backend_option, check_backend, onnx_precision
+from evalkit.systems._models.onnx_backend import autocast_precision, backend_option, check_backend, inference_precision
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
 from evalkit.systems import embedding_cache
@@ -230,7 +230,7 @@ class DenseRetriever(Retriever):
         model = self.model
         out: np.ndarray | None = None
         order = np.argsort([-len(s) for s in sequences], kind="stable")  # similar lengths share a batch
-        dtype = autocast_dtype(self.device, self.options.precision) if self.options.backend == "torch" else None  # ONNX: none
+        dtype = autocast_dtype(self.device, autocast_precision(self.options.backend, self.options.precision))
         size = self.options.batch_size
         was_training = model.training
         model.eval()
@@ -307,7 +307,7 @@ class DenseRetriever(Retriever):
             "passage_prefix": o.passage_prefix, "chunking": o.chunking, "chunk_size": o.chunk_size,
             "chunk_overlap": o.chunk_overlap, "max_seq_length": self.model.max_seq_length,
             # bf16 vectors never stand in for fp32 ones
-            "precision": precision_tag(self.device, o.precision) if o.backend == "torch" else onnx_precision(o.precision),
+            "precision": inference_precision(o.backend, self.device, o.precision),
         }
 
     def corpus_embeddings(self, corpus: Corpus, use_cache: bool = True, *, engine: Engine = LOCAL) -> np.ndarray:

@@ -240,8 +240,9 @@ def autocast_dtype(device: str, precision: str = "auto") -> Any:
 def precision_tag(device: str, precision: str) -> str:
     """What ``precision`` computes in on ``device`` (``fp32``, ``bf16``, ``fp16``): a cache key's part, since a
     ``bf16-native`` or ``auto`` run differs between machines."""
-    dtype = autocast_dtype(device, precision)
-    return "fp32" if dtype is None else str(dtype).replace("torch.", "").replace("bfloat16", "bf16").replace("float16", "fp16")
+    import torch
+
+    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[autocast_dtype(device, precision)]
 
 
 def autocast(device: str, dtype: Any, model: Any = None) -> Any:
@@ -256,14 +257,15 @@ def autocast(device: str, dtype: Any, model: Any = None) -> Any:
     if dtype is None:
         return contextlib.nullcontext()
     device_type = device.split(":")[0]
-    if model is None or not head_modules(model):
+    heads = head_modules(model) if model is not None else []
+    if not heads:
         return torch.autocast(device_type=device_type, dtype=dtype)
-    return _autocast_fp32_head(device_type, dtype, head_modules(model))
+    return _autocast_fp32_head(device_type, dtype, heads)
 
 
 def head_modules(model: Any) -> list[Any]:
-    """The pooler and the scoring head of a Hugging Face classifier (``classifier`` / ``score`` / ``pooler`` one or
-    two levels down: BERT's ``bert.pooler`` and ``classifier``, RoBERTa's and ELECTRA's ``classifier``)."""
+    """The pooler and the scoring head of a Hugging Face classifier (``classifier`` / ``score`` / ``pooler`` at the
+    top or one level down: BERT's ``bert.pooler`` and ``classifier``, RoBERTa's and ELECTRA's ``classifier``)."""
     return [module for name, module in model.named_modules()
             if name.count(".") <= 1 and name.rsplit(".", 1)[-1] in ("classifier", "score", "pooler")]
 

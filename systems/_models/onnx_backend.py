@@ -98,6 +98,20 @@ def onnx_precision(precision: str) -> str:
     return ONNX_PRECISIONS[precision]
 
 
+def autocast_precision(backend: str, precision: str) -> str:
+    """The precision torch's autocast runs at around a system's inference: the option's own with backend=torch;
+    fp32 with backend=onnx, where ONNX Runtime computes (fp32 or int8 inside its graph) and no autocast wraps it."""
+    return precision if backend == "torch" else "fp32"
+
+
+def inference_precision(backend: str, device: str, precision: str) -> str:
+    """What a system's inference computes in (``fp32``, ``bf16``, ``fp16``, ``int8``): a cache key's part
+    (:func:`~evalkit.systems._models.modelio.precision_tag` for torch, :func:`onnx_precision` for ONNX Runtime)."""
+    from evalkit.systems._models import modelio
+
+    return modelio.precision_tag(device, precision) if backend == "torch" else onnx_precision(precision)
+
+
 def _runtime() -> Any:
     try:
         import onnxruntime
