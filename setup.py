@@ -64,7 +64,7 @@ setup(
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
     # on and evalkit uses its pure-Python twins
     ext_modules=[Extension(
-        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "judge", "judge_run", "scan", "permute")],
+        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "judge", "judge_run", "judge_stream", "scan", "permute")],
         depends=[f"evalkit/_native_src/{name}.h" for name in ("native", "table", "lexer", "judge")], extra_compile_args=["-O2"], optional=True,
     )],
     install_requires=CORE,

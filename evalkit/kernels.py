@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,30 +139,35 @@ AHEAD_SPLIT_BYTES = 1 << 26
 _READ_AHEAD: dict[int, _Ahead] = {}  # id(data) -> a table read ahead of its reader (the entry holds data: the id stays its)
 
 
-def read_table_ahead(data: bytes, shape: TableShape, register: bool = True) -> tuple | None:
+def read_table_ahead(data: bytes, shape: TableShape, register: bool = True, registered: Callable[[], None] | None = None
+                     ) -> tuple | None:
     """Read ``data`` as a ``shape`` table now, on the calling thread (no numpy; two halves on two threads from
     :data:`AHEAD_SPLIT_BYTES`), for the :func:`read_table`
     of the same bytes object with the same shape: the read-ahead thread of a command (:mod:`evalkit.readahead`)
     parses its input while the command imports what it needs. A later read of other bytes or another shape reads
-    for itself. Returns the kernel's result (``None``: not read); ``register=False`` only returns it."""
+    for itself. Returns the kernel's result (``None``: not read); ``register=False`` only returns it.
+    ``registered`` is called once the table is registered, before it is read (its reader may then wait for it)."""
     if native is None:
         return None
     ahead = _Ahead(data, shape, threading.Event(), [])
     if register:
         _READ_AHEAD[id(data)] = ahead
+    if registered is not None:
+        registered()
     return _read_into(ahead)
 
 
-def _ahead_threads(data: bytes) -> int:
-    """Threads for a read ahead: two from :data:`AHEAD_SPLIT_BYTES` (the command's imports hold the other core before)."""
-    return 2 if len(data) >= AHEAD_SPLIT_BYTES else 1
+def ahead_threads(size: int) -> int:
+    """Threads for a read ahead of ``size`` bytes: two from :data:`AHEAD_SPLIT_BYTES` (the command's imports hold the
+    other core before)."""
+    return 2 if size >= AHEAD_SPLIT_BYTES else 1
 
 
-def _threads(data: bytes, threads: int | None) -> int:
+def _threads(size: int, threads: int | None) -> int:
     """``threads``, or by default two from :data:`SPLIT_BYTES` where a second core is idle (:func:`idle_cores`)."""
     if threads is not None:
         return threads
-    return 2 if len(data) >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
+    return 2 if size >= SPLIT_BYTES and idle_cores() >= 1.5 else 1
 
 
 def _taken(registry: dict, data: bytes, matches) -> list:
@@ -177,7 +182,7 @@ def _taken(registry: dict, data: bytes, matches) -> list:
 
 def _read_into(ahead: _Ahead) -> tuple | None:
     try:
-        ahead.found.append(native.read_table(ahead.data, *ahead.shape, SEED, _ahead_threads(ahead.data)))
+        ahead.found.append(native.read_table(ahead.data, *ahead.shape, SEED, ahead_threads(len(ahead.data))))
         return ahead.found[0]
     except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
         return None
@@ -206,7 +211,7 @@ def judge_run_ahead(data: bytes, gold_table: tuple | None) -> None:
     _JUDGED_AHEAD[id(data)] = ahead
     general = None
     try:
-        ahead.found.append(native.judge_run(data, query_ids, qidx, didx, doc_ids, SEED, _ahead_threads(data)))
+        ahead.found.append(native.judge_run(data, query_ids, qidx, didx, doc_ids, SEED, ahead_threads(len(data))))
         if ahead.found[0] is None:  # registered before its reader hears of the decline: it waits for this table
             general = _READ_AHEAD[id(data)] = _Ahead(data, TREC_RUN, threading.Event(), [])
     except Exception:  # noqa: BLE001 (out of memory, say): the reader reads again and meets it itself
@@ -230,12 +235,42 @@ def read_table(data: bytes, n_fields: int, extra: bool, keep: tuple[int, ...], n
 
     shape = (n_fields, extra, tuple(keep), numeric)
     taken = _taken(_READ_AHEAD, data, lambda ahead: ahead.shape == shape)
-    found = taken[0] if taken else native.read_table(data, *shape, SEED, _threads(data, threads))
+    found = taken[0] if taken else native.read_table(data, *shape, SEED, _threads(len(data), threads))
     if found is None:
         return None
     rows, n_extra, first_extra, uniques, codes, values = found
     columns = [(np.frombuffer(column, dtype=np.int64, count=rows), ids) for column, ids in zip(codes, uniques)]
     return columns, np.frombuffer(values, dtype=np.float64, count=rows), n_extra, first_extra
+
+
+def same_gold(gold: tuple, query_ids: list[str], qidx: np.ndarray, didx: np.ndarray, doc_ids: list[str]) -> bool:
+    """Whether ``gold`` (query ids, query codes, document codes, document ids: what a run was judged against ahead)
+    holds these very judgments, compared by value."""
+    import numpy as np
+
+    gold_query_ids, gold_qidx, gold_didx, gold_doc_ids = gold
+    return (gold_query_ids == query_ids and gold_doc_ids == doc_ids and np.array_equal(np.frombuffer(gold_qidx, dtype=np.int64), qidx)
+            and np.array_equal(np.frombuffer(gold_didx, dtype=np.int64), didx))
+
+
+def judged_arrays(found: tuple) -> tuple[int, int, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's judged reading (``judge_run`` / ``judge_file``) with its buffers as int64 arrays, less its last
+    field (plain text)."""
+    import numpy as np
+
+    n_extra, first_extra, run_query_ids, *arrays, _ = found
+    return (n_extra, first_extra, run_query_ids, *(np.frombuffer(array, dtype=np.int64) for array in arrays))
+
+
+def judge_file(fd: int, size: int, gold: tuple, threads: int | None = None) -> tuple | None:
+    """The TREC run of ``size`` bytes in the open file ``fd`` read against ``gold`` (query ids, query codes, document
+    codes, document ids) as :func:`judge_run` reads its bytes, from the file 1 MiB at a time (``judge_stream.c``);
+    the kernel's own result (its last field: plain ASCII without CR), ``None`` where the general reader must read
+    the run or the file could not be read whole. ``threads``: as :func:`read_table`'s."""
+    if native is None:
+        return None
+    query_ids, qidx, didx, doc_ids = gold
+    return native.judge_file(fd, size, query_ids, qidx, didx, doc_ids, SEED, _threads(size, threads))
 
 
 def judge_run(data: bytes, query_ids: list[str], qidx: np.ndarray, didx: np.ndarray, doc_ids: list[str], threads: int | None = None
@@ -247,19 +282,9 @@ def judge_run(data: bytes, query_ids: list[str], qidx: np.ndarray, didx: np.ndar
     read ahead against the same judgments (:func:`judge_run_ahead`) is taken, waiting for it if need be."""
     if native is None:
         return None
-    import numpy as np
-
-    def same_gold(ahead: _JudgedAhead) -> bool:  # the judgments it was read against, compared by value
-        gold_query_ids, gold_qidx, gold_didx, gold_doc_ids = ahead.gold
-        return (gold_query_ids == query_ids and gold_doc_ids == doc_ids and np.array_equal(np.frombuffer(gold_qidx, dtype=np.int64), qidx)
-                and np.array_equal(np.frombuffer(gold_didx, dtype=np.int64), didx))
-
-    taken = _taken(_JUDGED_AHEAD, data, same_gold)
-    found = taken[0] if taken else native.judge_run(data, query_ids, _int64(qidx), _int64(didx), doc_ids, SEED, _threads(data, threads))
-    if found is None:
-        return None
-    n_extra, first_extra, run_query_ids, *arrays, _ = found  # the last: plain text (for text_marks)
-    return (n_extra, first_extra, run_query_ids, *(np.frombuffer(array, dtype=np.int64) for array in arrays))
+    taken = _taken(_JUDGED_AHEAD, data, lambda ahead: same_gold(ahead.gold, query_ids, qidx, didx, doc_ids))
+    found = taken[0] if taken else native.judge_run(data, query_ids, _int64(qidx), _int64(didx), doc_ids, SEED, _threads(len(data), threads))
+    return None if found is None else judged_arrays(found)
 
 
 def positions(values: list[Any], universe: list[Any]) -> np.ndarray | None:

@@ -23,13 +23,17 @@ repeat warning), a NUL byte.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from evalkit.data import Qrels, Run, Source
+from evalkit.errors import InputError
 from evalkit.ids import object_array
+from evalkit.streamed import STREAM_BYTES, Streamed, file_key, judge_open_file
+from evalkit.textio import LoadedFile, check_regular, decode_check, max_input_bytes, read_input_bytes
 
 DEFERRED = ("doc_ids", "qidx", "didx", "scores")  # the fields a DeferredRun reads when first asked for
 
@@ -103,15 +107,21 @@ class DeferredRun(Run):
         return super().duplicated_queries()
 
 
-def read_judged(data: bytes, qrels: Qrels, reread: Callable[[], Run], *, warnings: Callable[[int, int], tuple[str, ...]],
+def read_judged(loaded: LoadedFile, qrels: Qrels, reread: Callable[[], Run], *, warnings: Callable[[int, int], tuple[str, ...]],
                 tag: Callable[[], str | None]) -> DeferredRun | None:
-    """The TREC run ``data`` read against ``qrels`` (name and source: :meth:`DeferredRun.named`); ``None`` where the
+    """The TREC run ``loaded`` read against ``qrels`` (name and source: :meth:`DeferredRun.named`); ``None`` where the
     general reader must read it (or without the compiled kernel). ``reread`` reads it the general way (its rows are
-    taken from there); ``warnings(n_extra, first_extra)`` and ``tag()`` give what that reader's run carries."""
+    taken from there); ``warnings(n_extra, first_extra)`` and ``tag()`` give what that reader's run carries. A
+    :class:`StreamedFile` was judged from its file already: taken when judged against these very judgments."""
     from evalkit import kernels
 
-    # declined on a NUL byte too (judge_run.c): numpy's str arrays drop trailing NULs, the general reader decides
-    found = kernels.judge_run(data, qrels.query_ids.tolist(), qrels.qidx, qrels.didx, qrels.doc_ids.tolist())
+    query_ids, doc_ids = qrels.query_ids.tolist(), qrels.doc_ids.tolist()
+    if isinstance(loaded, StreamedFile):
+        streamed = loaded.streamed
+        same = kernels.same_gold(streamed.gold, query_ids, qrels.qidx, qrels.didx, doc_ids)
+        found = kernels.judged_arrays(streamed.found) if same else None
+    else:  # declined on a NUL byte too (judge_run.c): numpy's str arrays drop trailing NULs, the general reader decides
+        found = kernels.judge_run(loaded.data, query_ids, qrels.qidx, qrels.didx, doc_ids)
     if found is None:
         return None
     n_extra, first_extra, query_ids, rows_per_query, gold_of, hit_query, hit_rank, hit_row = found
@@ -123,3 +133,91 @@ def read_judged(data: bytes, qrels: Qrels, reread: Callable[[], Run], *, warning
     for key, value in fields.items():
         object.__setattr__(run, key, value)
     return run
+
+
+class StreamedFile(LoadedFile):
+    """A TREC run judged from its file (:mod:`evalkit.streamed`): its first and last bytes held, its whole bytes
+    read when first asked for (its rows, its sha256), and only while the file is the one judged (else one line:
+    it changed while evalkit read it). Plain ASCII with LF line ends: its bytes are the file's as stored."""
+
+    def __init__(self, path: str, streamed: Streamed) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "member", None)
+        object.__setattr__(self, "_sha256", _FileDigest(self))
+        object.__setattr__(self, "streamed", streamed)
+
+    @property
+    def data(self) -> bytes:  # type: ignore[override]
+        whole = self.__dict__.get("_data")
+        if whole is None:
+            whole = _read_unchanged(self.path, self.streamed.key)
+            object.__setattr__(self, "_data", whole)
+        return whole
+
+    def prefix(self) -> tuple[bytes, bool]:
+        return self.streamed.head, len(self.streamed.head) == self.streamed.key[2]
+
+    def suffix(self) -> tuple[bytes, bool]:
+        return self.streamed.tail, len(self.streamed.tail) == self.streamed.key[2]
+
+
+class _FileDigest:
+    """The sha256 of a :class:`StreamedFile`, taken from its bytes when first asked for."""
+
+    def __init__(self, loaded: StreamedFile) -> None:
+        self._loaded = loaded
+
+    def result(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self._loaded.data).hexdigest()
+
+
+def _read_unchanged(path: str, key: tuple[int, ...]) -> bytes:
+    """The bytes of ``path`` if it is still the file of ``key`` (:func:`evalkit.streamed.file_key`) before and after
+    the read; else one line."""
+    before = check_regular(path)
+    data = read_input_bytes(path)
+    if file_key(before) != key or file_key(check_regular(path)) != key or len(data) != key[2]:
+        raise InputError(path, "changed while evalkit was reading it (score it again once it is written)")
+    return decode_check(data, path)
+
+
+DECLINED = "declined"  # read_streamed: the judged reading declined the run; the general reader reads it
+
+
+def read_streamed(path: str, qrels: Qrels) -> StreamedFile | str | None:
+    """The run at ``path`` judged from its file against ``qrels`` (:mod:`evalkit.streamed`): by the read-ahead thread
+    of a command (:func:`evalkit.readahead.take_streamed`) or now; :data:`DECLINED` where the judged reading declined
+    it (:func:`evalkit.textio.load` reads it, for the general reader only); ``None`` where load must read it (smaller
+    than :data:`~evalkit.streamed.STREAM_BYTES`, larger than the input limit, not plain, or without the kernel)."""
+    from evalkit import kernels, readahead
+
+    if not kernels.COMPILED:
+        return None
+    info, limit = check_regular(path), max_input_bytes()
+    if not STREAM_BYTES <= info.st_size <= limit:
+        return None
+    if readahead.streams(path):
+        streamed = readahead.take_streamed(path, info, limit)
+    elif readahead.holds(path):  # its bytes read ahead (and judged from them): load takes them
+        return None
+    else:
+        streamed = _judge_now(path, info, qrels)
+    if streamed is None:
+        return None
+    return DECLINED if streamed.found is None else StreamedFile(path, streamed)
+
+
+def _judge_now(path: str, info: os.stat_result, qrels: Qrels) -> Streamed | None:
+    gold = (qrels.query_ids.tolist(), np.ascontiguousarray(qrels.qidx, dtype=np.int64),
+            np.ascontiguousarray(qrels.didx, dtype=np.int64), qrels.doc_ids.tolist())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a path swapped for a FIFO since its stat: not waited on
+    except OSError:
+        return None  # load names the problem
+    try:
+        opened = os.fstat(fd)
+        return judge_open_file(fd, opened, gold) if file_key(opened) == file_key(info) else None
+    finally:
+        os.close(fd)

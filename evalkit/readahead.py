@@ -10,7 +10,9 @@ reader (:func:`_parse`: its GIL-free pass overlaps the imports too) while a
 third thread hashes them. Where the command names the gold its runs are
 scored on (``score RUN GOLD``, ``compare`` / ``report GOLD RUNS...``), each
 large run is read against the gold's table instead (:func:`_judge`,
-:mod:`evalkit.prejudged`);
+:mod:`evalkit.prejudged`), and where the command shows no manifest (no
+sha256 of its bytes to take) it is judged straight from its file, never read
+whole (:func:`_stream`, :mod:`evalkit.streamed`; :func:`take_streamed`);
 :func:`take` hands :func:`evalkit.textio.load` the bytes and their sha256 when
 the file is the one that was read (same device, inode, size and modification
 time), else nothing, and load reads it itself. It is only a hint: a file that
@@ -25,6 +27,7 @@ import stat
 import threading
 
 from evalkit.signatures import CHANGED_BY_LOAD
+from evalkit.streamed import STREAM_BYTES, Streamed, file_key, judge_open_file
 
 _AHEAD: dict[str, "_Ahead"] = {}
 
@@ -41,6 +44,8 @@ class _Ahead:
         self.hex: str | None = None
         self.taken = False  # handed to its reader (or asked for): past that, a table parsed ahead may come too late
         self.lock = threading.Lock()  # held while its hash is taken
+        self.stream = False  # a run to judge from its file (evalkit.streamed): ``read`` is set once it is judged
+        self.streamed: Streamed | None = None
 
     def result(self) -> str:
         """The sha256, waiting for the hashing thread or taking it here if that has not begun (the interface of
@@ -51,10 +56,6 @@ class _Ahead:
         return self.hex
 
 
-def _key(info: os.stat_result) -> tuple[int, ...]:
-    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
-
-
 def _read(path: str, ahead: _Ahead, limit: int) -> None:
     try:  # O_NONBLOCK: a path swapped for a FIFO since it was checked opens without waiting for a writer (then skipped)
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
@@ -62,7 +63,7 @@ def _read(path: str, ahead: _Ahead, limit: int) -> None:
             if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 data = handle.read(limit + 1)
                 if len(data) <= limit:
-                    ahead.key, ahead.data = _key(info), data
+                    ahead.key, ahead.data = file_key(info), data
     except (OSError, MemoryError, ValueError):
         pass  # load reads it and names the problem
 
@@ -97,13 +98,14 @@ def _shape(data: bytes):
     return kernels.TREC_RUN if len(fields) >= 6 else kernels.TREC_QRELS if len(fields) == 4 else None
 
 
-def _parse(data: bytes) -> None:
-    """Parse ``data`` ahead of its reader as the TREC table it looks like (:func:`_shape`)."""
+def _parse(data: bytes, registered=None) -> None:
+    """Parse ``data`` ahead of its reader as the TREC table it looks like (:func:`_shape`); ``registered``: as
+    :func:`evalkit.kernels.read_table_ahead`'s."""
     from evalkit import kernels
 
     shape = _shape(data)
     if shape is not None:
-        kernels.read_table_ahead(data, shape)
+        kernels.read_table_ahead(data, shape, registered=registered)
 
 
 def _gold_table(gold: bytes):
@@ -126,6 +128,34 @@ def _judge(run: bytes, gold_table) -> None:
         kernels.judge_run_ahead(run, gold_table)
     else:
         _parse(run)
+
+
+def _stream(path: str, ahead: _Ahead, limit: int, gold_table) -> None:
+    """The run at ``path`` judged from its file against the gold's table (:mod:`evalkit.streamed`); where it cannot
+    be, read whole and read ahead as any run (:func:`_judge`; only parsed where the kernel declined it already)."""
+    from evalkit import kernels
+
+    try:
+        if gold_table is not None:
+            _, _, _, (query_ids, doc_ids), (qidx, didx), _ = gold_table
+            with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+                    ahead.streamed = judge_open_file(handle.fileno(), info, (query_ids, qidx, didx, doc_ids),
+                                                     kernels.ahead_threads(info.st_size))
+    except Exception:  # noqa: BLE001 (a hint only, as every read ahead)
+        ahead.streamed = None
+    try:
+        if ahead.streamed is not None and ahead.streamed.found is not None:
+            return
+        _read(path, ahead, limit)
+        if ahead.streamed is not None and ahead.data is not None:  # declined: its reader reads it the general way,
+            _parse(ahead.data, registered=ahead.read.set)  # waiting for the table parsed here
+            return
+    finally:
+        ahead.read.set()
+    if ahead.data is not None and not ahead.taken:
+        _judge(ahead.data, gold_table)
 
 
 def _hash(files: list[_Ahead]) -> None:
@@ -162,6 +192,8 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
     the_gold = named[gold] if gold is not None and len(named) >= 2 and gold < len(named) else None
     gold_table: list = []  # the gold's table once read ahead
     chosen.sort(key=lambda item: item[0])
+    for size, _, ahead in chosen:  # without a manifest to show (no hash of their bytes), large runs are judged from their files
+        ahead.stream = the_gold is not None and ahead is not the_gold and not hash_large and size >= STREAM_BYTES
 
     def read_gold_table() -> None:
         try:
@@ -171,16 +203,19 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
 
     def read_all() -> None:
         gold_reader = None  # the gold's table read on a thread of its own while the runs' bytes come in
-        for _, path, ahead in chosen:  # each is marked, even one already taken (its taker waits for it)
+        for position, (_, path, ahead) in enumerate(chosen):  # each is marked, even one already taken (its taker waits)
+            if ahead.stream:  # judged from its file once the gold's table is in (below)
+                continue
             try:
                 _read(path, ahead, limit)
             finally:
                 ahead.read.set()
             if ahead is the_gold and not ahead.taken and ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES \
-                    and ahead is not chosen[-1][2]:
+                    and any(not later.stream for _, _, later in chosen[position + 1:]):
                 gold_reader = threading.Thread(target=read_gold_table, name="evalkit-readahead-gold", daemon=True)
                 gold_reader.start()
-        large = [ahead for _, _, ahead in chosen if ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
+        paths = {id(ahead): path for _, path, ahead in chosen}
+        large = [ahead for _, _, ahead in chosen if ahead.stream or ahead.data is not None and len(ahead.data) >= PARSE_AHEAD_BYTES]
         small = [ahead for _, _, ahead in chosen if ahead not in large]
         _hash(small)  # the small files' first, then the large ones' on a thread of their own, smallest first, while
         # this one reads their tables; or, for a command that shows no manifest, by whoever asks (the hash of a 177 MB
@@ -189,6 +224,13 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
             threading.Thread(target=_hash, args=(large,), name="evalkit-readahead-hash", daemon=True).start()
         for ahead in large:  # each large file's table (its reader waits for it), smallest first
             try:
+                if ahead.stream:  # judged from its file against the gold's table (its reader waits for it)
+                    if gold_reader is not None:
+                        gold_reader.join()
+                    if not gold_table and the_gold.data is not None:
+                        gold_table.append(_gold_table(the_gold.data))
+                    _stream(paths[id(ahead)], ahead, limit, gold_table[0] if gold_table else None)
+                    continue
                 if ahead.taken:  # a reader already past its file parses it itself
                     continue
                 if the_gold is None:
@@ -204,9 +246,39 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
                     _judge(ahead.data, gold_table[0] if gold_table else None)
             except Exception:  # noqa: BLE001 (a hint only: the reader parses the file itself and meets any problem)
                 pass
+            finally:
+                ahead.read.set()  # a run to judge from its file that met an error: its reader reads it
 
     if chosen:
         threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()
+
+
+def holds(path: str) -> bool:
+    """Whether ``path`` was read ahead (or is being read) and not taken yet."""
+    return path in _AHEAD
+
+
+def streams(path: str) -> bool:
+    """Whether ``path`` is being judged from its file ahead (:func:`take_streamed` then waits for it)."""
+    ahead = _AHEAD.get(path)
+    return ahead is not None and ahead.stream
+
+
+def take_streamed(path: str, info: os.stat_result, limit: int) -> Streamed | None:
+    """The run at ``path`` judged from its file ahead (:mod:`evalkit.streamed`; its ``found`` ``None``: declined),
+    waiting for it, when ``info`` (its ``os.stat`` now) shows the same file of at most ``limit`` bytes; else
+    ``None`` (:func:`take` then gives its bytes if they were read instead)."""
+    ahead = _AHEAD.get(path)
+    if ahead is None or not ahead.stream:
+        return None
+    ahead.read.wait()
+    streamed = ahead.streamed
+    if streamed is None:  # read whole instead: load takes its bytes
+        return None
+    if streamed.found is not None:  # judged: nothing left for load (declined: load takes the bytes read after)
+        _AHEAD.pop(path, None)
+        ahead.taken = True
+    return streamed if streamed.key == file_key(info) and info.st_size <= limit else None
 
 
 def take(path: str, info: os.stat_result, limit: int) -> tuple[bytes, _Ahead] | None:
@@ -217,6 +289,6 @@ def take(path: str, info: os.stat_result, limit: int) -> tuple[bytes, _Ahead] | 
         return None
     ahead.taken = True
     ahead.read.wait()
-    if ahead.data is None or ahead.key != _key(info) or len(ahead.data) > limit:
+    if ahead.data is None or ahead.key != file_key(info) or len(ahead.data) > limit:
         return None
     return ahead.data, ahead

@@ -199,6 +199,15 @@ class LoadedFile:
     def text(self) -> str:
         return self.data.decode("utf-8")
 
+    def prefix(self) -> tuple[bytes, bool]:
+        """The first bytes held and whether they are all of them (here: the whole; a run judged from its file holds
+        only its ends, :class:`evalkit.prejudged.StreamedFile`)."""
+        return self.data, True
+
+    def suffix(self) -> tuple[bytes, bool]:
+        """The last bytes held and whether they are all of them (as :meth:`prefix`)."""
+        return self.data, True
+
 
 @dataclass(frozen=True)
 class ZipEntries:

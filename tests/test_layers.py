@@ -19,7 +19,7 @@ from helpers import REPO
 # bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
-                    "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.options", "evalkit.labels",
+                    "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.streamed", "evalkit.options", "evalkit.labels",
                     "evalkit.safetext", "evalkit.values", "evalkit.jsonout")),
     ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.prejudged", "evalkit.corpus",
               "evalkit.manifest")),

@@ -112,6 +112,7 @@ AHEAD_PROBE = (
     "from evalkit import kernels; ahead, judge = kernels.read_table_ahead, kernels.judge_run_ahead; shapes = [];"
     "kernels.read_table_ahead = lambda data, shape, register=True: shapes.append(shape) or ahead(data, shape, register);"
     "kernels.judge_run_ahead = lambda data, gold: shapes.append('judged') or judge(data, gold);"
+    "judge_file = kernels.judge_file; kernels.judge_file = lambda *args: shapes.append('streamed') or judge_file(*args);"
     "import evalkit.cli; code = evalkit.cli.main();"
     "print('ahead', shapes, 'left', len(kernels._READ_AHEAD), len(kernels._JUDGED_AHEAD), file=sys.stderr); sys.exit(code)")
 RUN_SHAPE, QRELS_SHAPE = "TableShape(n_fields=6, extra=True, keep=(0, 2), numeric=4)", "TableShape(n_fields=4, extra=False, keep=(0, 2), numeric=3)"
@@ -119,9 +120,11 @@ RUN_SHAPE, QRELS_SHAPE = "TableShape(n_fields=6, extra=True, keep=(0, 2), numeri
 
 @pytest.mark.parametrize("repeat", [False, True])
 def test_the_command_line_reads_a_large_run_ahead_and_scores_the_same(tmp_path, repeat):
-    """``score``: a run of more than a MiB is read against its gold on the read-ahead thread (evalkit.prejudged) and
-    taken; one that lists a document twice is declined there and parsed ahead the general way instead, and taken. The
-    same figures as a process that reads it itself; a damaged copy is refused with the same line."""
+    """``score``: a run of more than a MiB is read against its gold on the read-ahead thread (evalkit.prejudged), from
+    its file where no manifest is shown (evalkit.streamed), and taken; one that lists a document twice is declined
+    there and parsed ahead the general way instead, and taken. The same figures as a process that reads it itself; a
+    damaged copy is refused with the same line. Where the output shows a manifest (json), the run's bytes are read
+    whole (their sha256 is needed) and judged ahead from them."""
     run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
     run.write_text("".join(f"q{q} Q0 d{(q * 7 + d) % 997} {d} {1 / (d + 1)} r\n" for q in range(400) for d in range(100))
                    + ("q399 Q0 d1 1 0.5 r\n" if repeat else ""))
@@ -130,7 +133,10 @@ def test_the_command_line_reads_a_large_run_ahead_and_scores_the_same(tmp_path, 
     ahead = subprocess.run([sys.executable, "-c", AHEAD_PROBE, str(run), str(qrels), "score"], capture_output=True, text=True)
     assert ahead.returncode == 0, ahead.stderr
     # read ahead and taken (with a repeat, the general table parsed ahead on the decline is what the reader takes)
-    assert f"ahead [{QRELS_SHAPE}, 'judged'] left 0 0" in ahead.stderr, ahead.stderr
+    assert f"ahead [{QRELS_SHAPE}, 'streamed'] left 0 0" in ahead.stderr, ahead.stderr
+    with_manifest = subprocess.run([sys.executable, "-c", AHEAD_PROBE.replace("'tsv'", "'json'"), str(run), str(qrels), "score"],
+                                   capture_output=True, text=True)
+    assert with_manifest.returncode == 0 and f"ahead [{QRELS_SHAPE}, 'judged'] left 0 0" in with_manifest.stderr, with_manifest.stderr
     from evalkit.api import score
 
     result = score(str(run), str(qrels), metrics=["map", "ndcg@10"])
@@ -153,7 +159,7 @@ def test_compare_reads_each_large_run_ahead_against_the_gold(tmp_path):
                                "'compare', sys.argv[1], sys.argv[2], sys.argv[3]")
     ahead = subprocess.run([sys.executable, "-c", code, str(gold), *map(str, runs)], capture_output=True, text=True)
     assert ahead.returncode == 0, ahead.stderr
-    assert f"ahead [{QRELS_SHAPE}, 'judged', 'judged'] left 0 0" in ahead.stderr, ahead.stderr
+    assert f"ahead [{QRELS_SHAPE}, 'streamed', 'streamed'] left 0 0" in ahead.stderr, ahead.stderr
 
 
 def test_a_failing_parse_ahead_still_hands_over_bytes_and_hash(tmp_path, monkeypatch):

@@ -2,8 +2,9 @@
  * run; judge.h holds the types). A query's rows are kept until its last; then repeats are refused (a hash of the
  * ids), each row's document looked up among the query's judgments (past a 64-bit filter of their ids, which most
  * rows fail; then its first 8 bytes compared for a few, a binary search for many), and each judged row ranked: 1 +
- * the rows ranked before it by the ranking rule (score descending, ties by document id descending, byte-wise),
- * counted for up to 32 judged rows, read from one sort of the query's rows for more. */
+ * the rows ranked before it by the ranking rule (score descending, ties by document id descending, byte-wise): its
+ * place where the rows are written in that order (one pass checks), else counted for up to 32 judged rows, else
+ * read from one sort of the query's rows. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
@@ -111,7 +112,11 @@ static int finish_query(Judge *j) {
         j->ranks = more, j->ranks_room = j->n_rows;
     }
     int64_t *rank = j->ranks; /* n_hits <= n_rows */
-    if (n_hits <= 32) { /* few judged rows: count the rows ranked before each */
+    int64_t in_order = 1;     /* rows written in rank order (nearly every run): a row's rank is its place */
+    while (in_order < j->n_rows && ranks_before(&j->rows[in_order - 1], &j->rows[in_order])) in_order++;
+    if (in_order >= j->n_rows) {
+        for (int64_t h = 0; h < n_hits; h++) rank[h] = j->hits[2 * h] + 1;
+    } else if (n_hits <= 32) { /* few judged rows: count the rows ranked before each */
         for (int64_t h = 0; h < n_hits; h++) {
             const Row *row = &j->rows[j->hits[2 * h]];
             const double score = row->score;
@@ -225,10 +230,22 @@ int judge_group(Judge *j, Judgment **out, int64_t **group_out, const int64_t *qi
     return 1;
 }
 
-/* The run's lines data[0:n] into j. A NUL byte anywhere declines (numpy's str arrays drop trailing NULs: the general
- * reader decides), found by the lexer's pass over every byte, as is whether the bytes are plain ASCII text (j->marks). */
-void judge_read(Judge *j, const unsigned char *data, int64_t n) {
+/* The run's lines data[0:n] into j (whole lines: the bytes past n read as a newline), the lexer's marks of their bytes
+ * ORed into j->marks; j->end must lie at or past data + n (ids are read 8 bytes at a time up to it). */
+void judge_lines(Judge *j, const unsigned char *data, int64_t n) {
     lex_lines(data, n, j, take_line, &j->marks);
+}
+
+/* After the last line: a NUL byte anywhere declines (numpy's str arrays drop trailing NULs: the general reader
+ * decides), found by the lexer's pass over every byte, as is whether the bytes are plain ASCII text (j->marks);
+ * the last query is finished. */
+void judge_finish(Judge *j) {
     if (j->marks & MARK_NUL) j->refused = 1;
     if (!j->no_memory && !j->refused && j->query.start != NULL) finish_query(j);
+}
+
+/* The run's lines data[0:n] into j, then finished. */
+void judge_read(Judge *j, const unsigned char *data, int64_t n) {
+    judge_lines(j, data, n);
+    judge_finish(j);
 }

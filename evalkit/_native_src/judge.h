@@ -82,6 +82,31 @@ static inline int same_id(uint64_t ka, const unsigned char *a, int64_t na, uint6
     return ka == kb && na == nb && (na <= 8 || memcmp(a + 8, b + 8, (size_t)(na - 8)) == 0);
 }
 
+/* The first field of the line [p, end) (empty for a blank line). */
+static inline Token first_field(const unsigned char *p, const unsigned char *end) {
+    while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
+    const unsigned char *start = p;
+    while (p < end && !(*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
+    return (Token){start, p - start};
+}
+
+/* Where a new query's rows start after the first newline in [p, end): the offset from p of the first data line (not
+ * blank, first field not starting with '#') whose first field differs from the data line's before it in the scan;
+ * -1 for none among the whole lines there. A second thread may start reading a run there. */
+static inline int64_t next_query_start(const unsigned char *p, const unsigned char *end) {
+    const unsigned char *line = memchr(p, '\n', (size_t)(end - p)), *line_end;
+    Token before = {NULL, -1};
+    for (line = line ? line + 1 : end; line < end; line = line_end + 1) {
+        if ((line_end = memchr(line, '\n', (size_t)(end - line))) == NULL) break; /* a line cut by the end */
+        Token field = first_field(line, line_end);
+        if (field.length == 0 || field.start[0] == '#') continue; /* blank or comment */
+        if (before.length >= 0 && (field.length != before.length || memcmp(field.start, before.start, (size_t)field.length) != 0))
+            return line - p;
+        before = field;
+    }
+    return -1;
+}
+
 /* Whether row a ranks before row b: score descending, ties by document id descending. */
 static inline int ranks_before(const Row *a, const Row *b) {
     return a->score > b->score ||
@@ -89,6 +114,10 @@ static inline int ranks_before(const Row *a, const Row *b) {
 }
 
 void judge_read(Judge *j, const unsigned char *data, int64_t n); /* judge.c: data[0:n], whole lines, into j */
+void judge_lines(Judge *j, const unsigned char *data, int64_t n); /* judge.c: the same, the last query left open */
+void judge_finish(Judge *j);                                      /* judge.c: after the last line */
+int judge_stream(Judge *j, int fd, int64_t from, int64_t to);    /* judge_stream.c: the file's bytes [from, to) */
+int64_t file_boundary(int fd, int64_t size);                      /* judge_stream.c: a query's first row past the middle */
 int judge_group(Judge *j, Judgment **out, int64_t **group_out, const int64_t *qidx, const int64_t *didx, int64_t n,
                 const unsigned char **docs, const int64_t *lengths, int64_t n_docs, int64_t n_queries); /* judge.c */
 

@@ -62,40 +62,30 @@ static int utf8_of(PyObject *list, const unsigned char ***bytes, int64_t **lengt
     return 1;
 }
 
-/* The first field of the line [p, end) (empty for a blank line). */
-static Token first_field(const unsigned char *p, const unsigned char *end) {
-    while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
-    const unsigned char *start = p;
-    while (p < end && !(*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
-    return (Token){start, p - start};
+/* Where a second thread may start: the first query's first row after the middle (next_query_start); 0 for none. */
+static int64_t query_boundary(const unsigned char *data, int64_t n) {
+    int64_t found = n > 1 ? next_query_start(data + n / 2, data + n) : -1;
+    return found < 0 ? 0 : n / 2 + found;
 }
 
-/* Where a second thread may start: the first line after the middle whose first field differs from the line's before
- * (a new query's first row, if the run's queries are contiguous); 0 for none. */
-static int64_t query_boundary(const unsigned char *data, int64_t n) {
-    const unsigned char *end = data + n, *line_end = memchr(data + n / 2, '\n', (size_t)(n - n / 2));
-    if (line_end == NULL) return 0;
-    const unsigned char *line = line_end;
-    while (line > data && line[-1] != '\n') line--;
-    Token before = first_field(line, line_end);
-    for (line = line_end + 1; line < end; line = line_end + 1) {
-        line_end = memchr(line, '\n', (size_t)(end - line));
-        if (line_end == NULL) line_end = end;
-        Token field = first_field(line, line_end);
-        if (field.length != before.length || memcmp(field.start, before.start, (size_t)field.length) != 0) return line - data;
-    }
-    return 0;
-}
+/* What a run is read from: its bytes (data[0:n]), or its file (fd >= 0, n bytes). */
+typedef struct {
+    const unsigned char *data;
+    int fd;
+    int64_t n;
+} Source;
 
 typedef struct {
     Judge *j;
-    const unsigned char *data;
-    int64_t n;
+    Source source;
+    int64_t from, to; /* the part's bytes */
+    int read_ok;      /* 0: its file could not be read whole */
 } Part;
 
 static void *read_part(void *arg) {
     Part *part = arg;
-    judge_read(part->j, part->data, part->n);
+    if (part->source.fd >= 0) part->read_ok = judge_stream(part->j, part->source.fd, part->from, part->to);
+    else judge_read(part->j, part->source.data + part->from, part->to - part->from);
     return NULL;
 }
 
@@ -124,11 +114,12 @@ static void join_parts(Judge *a, const Judge *b) {
     a->marks |= b->marks;
 }
 
-/* Read data[0:n] with a, in two parts on two threads where ``threads`` asks for it and a query boundary is found
- * after the middle (b reads the second part); a then holds the whole. */
-static void read_all(Judge *a, Judge *b, const unsigned char *data, int64_t n, int threads) {
-    int64_t split = threads > 1 && b != NULL ? query_boundary(data, n) : 0;
-    Part first = {a, data, split ? split : n}, second = {b, data + split, n - split};
+/* Read the source with a, in two parts on two threads where ``threads`` asks for it and a query boundary is found
+ * after the middle (b reads the second part); a then holds the whole. 0 when its file could not be read whole. */
+static int read_all(Judge *a, Judge *b, Source source, int threads) {
+    int64_t n = source.n, split = 0;
+    if (threads > 1 && b != NULL) split = source.fd >= 0 ? file_boundary(source.fd, n) : query_boundary(source.data, n);
+    Part first = {a, source, 0, split ? split : n, 1}, second = {b, source, split, n, 1};
     int started = 0;
 #ifdef EVALKIT_THREADS
     pthread_t thread;
@@ -144,6 +135,7 @@ static void read_all(Judge *a, Judge *b, const unsigned char *data, int64_t n, i
         a->no_memory |= b->no_memory;
         if (!a->refused && !a->no_memory) join_parts(a, b);
     }
+    return first.read_ok && second.read_ok;
 }
 
 static void judge_free(Judge *j) {
@@ -154,14 +146,10 @@ static void judge_free(Judge *j) {
     free(j);
 }
 
-PyObject *judge_run(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer data, qidx, didx;
-    PyObject *query_ids, *doc_ids, *result = NULL;
-    unsigned long long seed;
-    int threads;
-    if (!PyArg_ParseTuple(args, "y*O!y*y*O!Ki", &data, &PyList_Type, &query_ids, &qidx, &didx, &PyList_Type, &doc_ids, &seed, &threads))
-        return NULL;
+/* The run read from ``source`` against the gold's judgments (judge_run, judge_file). */
+static PyObject *judge(Source source, PyObject *query_ids, Py_buffer qidx, Py_buffer didx, PyObject *doc_ids, unsigned long long seed,
+                       int threads) {
+    PyObject *result = NULL;
     Judge *a = calloc(1, sizeof(Judge)), *b = threads > 1 ? calloc(1, sizeof(Judge)) : NULL; /* b: a second part */
     Table gold = {0};
     const unsigned char **query_bytes = NULL, **doc_bytes = NULL;
@@ -185,10 +173,10 @@ PyObject *judge_run(PyObject *self, PyObject *args) {
         }
         if (!a->no_memory && !a->refused)
             judge_group(a, &judgments, &group, qidx.buf, didx.buf, n_judgments, doc_bytes, doc_lengths, n_docs, n_queries);
-        a->queries = &gold, a->judgments = judgments, a->group = group, a->end = (const unsigned char *)data.buf + data.len;
+        a->queries = &gold, a->judgments = judgments, a->group = group, a->end = source.fd >= 0 ? NULL : source.data + source.n; /* a file's: its buffer's end */
         if (b != NULL) b->queries = a->queries, b->judgments = judgments, b->group = group, b->end = a->end;
-        if (!a->no_memory && !a->refused)
-            read_all(a, b, data.buf, data.len, threads);
+        if (!a->no_memory && !a->refused && !read_all(a, b, source, threads))
+            a->refused = 1; /* a file that shrank or failed while read: declined, its reader reads it and meets that */
         Py_END_ALLOW_THREADS
         if (!a->no_memory && !a->refused && a->per_query.used > 0) { /* out of memory: declined, the general reader decides */
             PyObject *queries = table_uniques(&a->run_queries);
@@ -203,6 +191,32 @@ PyObject *judge_run(PyObject *self, PyObject *args) {
     table_free(&gold);
     judge_free(a), judge_free(b);
     free(query_bytes), free(query_lengths), free(doc_bytes), free(doc_lengths), free(group), free(judgments);
+    return result;
+}
+
+PyObject *judge_run(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer data, qidx, didx;
+    PyObject *query_ids, *doc_ids;
+    unsigned long long seed;
+    int threads;
+    if (!PyArg_ParseTuple(args, "y*O!y*y*O!Ki", &data, &PyList_Type, &query_ids, &qidx, &didx, &PyList_Type, &doc_ids, &seed, &threads))
+        return NULL;
+    PyObject *result = judge((Source){data.buf, -1, data.len}, query_ids, qidx, didx, doc_ids, seed, threads);
     PyBuffer_Release(&data), PyBuffer_Release(&qidx), PyBuffer_Release(&didx);
+    return result;
+}
+
+PyObject *judge_file(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer qidx, didx;
+    PyObject *query_ids, *doc_ids;
+    unsigned long long seed;
+    long long size;
+    int fd, threads;
+    if (!PyArg_ParseTuple(args, "iLO!y*y*O!Ki", &fd, &size, &PyList_Type, &query_ids, &qidx, &didx, &PyList_Type, &doc_ids, &seed, &threads))
+        return NULL;
+    PyObject *result = fd >= 0 && size >= 0 ? judge((Source){NULL, fd, size}, query_ids, qidx, didx, doc_ids, seed, threads) : Py_NewRef(Py_None);
+    PyBuffer_Release(&qidx), PyBuffer_Release(&didx);
     return result;
 }

@@ -1,4 +1,4 @@
-/* evalkit._native (module.c registers ids.c, reader.c, judge_run.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
+/* evalkit._native (module.c registers ids.c, reader.c, judge_run.c, judge_stream.c, scan.c and permute.c): the compiled kernels of evalkit's readers and of its permutation test (built by setup.py; optional, each has a
  * pure-Python twin that gives the same results).
  *
  * Reading, for evalkit/formats/tables.py:
@@ -30,6 +30,9 @@
  *                                                               gold_of, hit_query, hit_rank, hit_row, plain)
  *     A TREC run's rows read query by query and ranked against that query's judgments only, without coding its
  *     documents (see judge_run.c); None where the general reader must read it.
+ * judge_file(fd, size, query_ids, qidx, didx, doc_ids, seed, threads) -> the same
+ *     The same, the run's ``size`` bytes read from the open file ``fd`` 1 MiB at a time (judge_stream.c), never held
+ *     whole; None also where the file could not be read whole.
  *
  * A text's marks, for evalkit/textio.py:
  * text_marks(data) -> (first_cr, ascii)
@@ -74,6 +77,7 @@ static PyObject *keep_freed_memory(PyObject *self, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"keep_freed_memory", keep_freed_memory, METH_NOARGS, "keep_freed_memory() -> bool: glibc's malloc keeps freed memory (short processes only)"},
     {"judge_run", judge_run, METH_VARARGS, "judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads): a TREC run read against its gold (see judge_run.c)"},
+    {"judge_file", judge_file, METH_VARARGS, "judge_file(fd, size, query_ids, qidx, didx, doc_ids, seed, threads): judge_run reading the run from its file (see judge_run.c)"},
     {"judged_rows", judged_rows, METH_VARARGS, "judged_rows(...) -> count: the judged rows of a ranked run (see scan.c)"},
     {"first_occurrences", first_occurrences, METH_VARARGS, "first_occurrences(qidx, didx, n_docs, first) -> number of repeated rows"},
     {"read_table", read_table, METH_VARARGS, "read_table(data, n_fields, extra, keep, numeric, seed, threads): see reader.c"},

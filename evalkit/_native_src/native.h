@@ -5,6 +5,7 @@
 
 PyObject *read_table(PyObject *self, PyObject *args);        /* reader.c */
 PyObject *judge_run(PyObject *self, PyObject *args);        /* judge_run.c */
+PyObject *judge_file(PyObject *self, PyObject *args);       /* judge_run.c, judge_stream.c */
 PyObject *positions(PyObject *self, PyObject *args);        /* ids.c */
 PyObject *first_occurrences(PyObject *self, PyObject *args); /* scan.c */
 PyObject *judged_rows(PyObject *self, PyObject *args);       /* scan.c */

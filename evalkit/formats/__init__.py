@@ -89,12 +89,20 @@ def sample_of(loaded: LoadedFile, n: int = 6) -> Sample:
     The lines the readers read, as they read them (however long, wherever they start): a file is recognised
     by the same lines and the same fields that its reader then reads, never by a cut window of bytes.
     """
-    data, lines, position = loaded.data, [], 0
+    data, whole = loaded.prefix()
+    return _sample(data, n, whole) or _sample(loaded.data, n, True)
+
+
+def _sample(data: bytes, n: int, whole: bool) -> Sample | None:
+    """:func:`sample_of` on ``data``; ``None`` where its lines run past its end and it is not the whole file."""
+    lines, position = [], 0
     while len(lines) < n:
         found = _DATA_LINE.search(data, position)
+        end = -1 if found is None else data.find(b"\n", found.start())
+        if end < 0 and not whole:
+            return None
         if found is None:
             break
-        end = data.find(b"\n", found.start())
         end = len(data) if end < 0 else end
         lines.append(data[found.start():end].decode("utf-8", errors="replace"))
         position = end + 1
@@ -150,13 +158,19 @@ def read_run(
     :class:`~evalkit.data.Qrels` the run will be scored on, for a format that reads a run against its gold
     (``read_against``: the same run, its rows read only when asked for).
     """
-    loaded = load(path)
+    streamed = None
+    if against is not None and fmt in ("auto", "trec-run"):  # a large run judged from its file (evalkit.streamed)
+        from evalkit.prejudged import DECLINED, read_streamed
+
+        streamed = read_streamed(str(path), against)
+    loaded = load(path) if streamed is None or streamed == DECLINED else streamed
     chosen = _resolve(loaded, "run", fmt, option)
     from dataclasses import replace
 
     from evalkit.data import Source
 
-    run = chosen.read_against(loaded, against) if against is not None and chosen.read_against is not None else None
+    judged = against is not None and chosen.read_against is not None and streamed != DECLINED
+    run = chosen.read_against(loaded, against) if judged else None
     general = run is None
     if general:
         run = chosen.read(loaded, column=column)

@@ -47,7 +47,7 @@ def read_against(loaded: LoadedFile, qrels) -> Run | None:
     rows read (by :func:`read`) only when asked for; ``None`` where :func:`read` must read it."""
     from evalkit.prejudged import read_judged
 
-    return read_judged(loaded.data, qrels, lambda: read(loaded), warnings=lambda n_extra, first_extra: _extra_fields(loaded, n_extra, first_extra),
+    return read_judged(loaded, qrels, lambda: read(loaded), warnings=lambda n_extra, first_extra: _extra_fields(loaded, n_extra, first_extra),
                        tag=lambda: last_tag(loaded))
 
 
@@ -61,10 +61,15 @@ def _extra_fields(loaded: LoadedFile, extra_lines: int, first_extra: int) -> tup
 
 def last_tag(loaded: LoadedFile) -> str | None:
     """The run tag of the last data line (trec_eval reports that one as the runid)."""
-    end = len(loaded.data)
+    data, whole = loaded.suffix()
+    end = len(data)
     while end > 0:
-        start = loaded.data.rfind(b"\n", 0, end - 1) + 1
-        fields = loaded.data[start:end].split()
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        if start == 0 and not whole:  # the line may begin before the bytes held
+            data, whole = loaded.data, True
+            end = len(data)
+            continue
+        fields = data[start:end].split()
         if len(fields) >= 6 and not fields[0].startswith(b"#"):
             return fields[5].decode("utf-8")
         end = start
