@@ -297,6 +297,37 @@ def test_synthetic_files_match_the_binary_line_for_line(tmp_path, seed, flags, o
     assert len(ours) > 300 and ours == theirs
 
 
+@needs_binary
+@pytest.mark.parametrize("in_order", [True, False])
+def test_a_large_run_judged_from_its_file_matches_the_binary_line_for_line(tmp_path, monkeypatch, in_order):
+    """A run of more than a MiB is judged straight from its file (evalkit/streamed.py): -q -m all_trec as the binary's,
+    its rows written in rank order (ranked by their place) or shuffled (counted and sorted), with ties."""
+    from evalkit import kernels
+
+    if not kernels.COMPILED:
+        pytest.skip("evalkit._native was not built")
+    rng = random.Random(4)
+    qrels, run = [], []
+    for q in range(700):
+        docs = rng.sample(range(3000), 100)
+        scores = sorted((rng.randint(0, 40) / 8 for _ in docs), reverse=True)
+        rows = sorted(zip(scores, [f"doc{d}" for d in docs]), key=lambda row: (-row[0], [-b for b in row[1].encode()] + [1]))
+        if not in_order:
+            rng.shuffle(rows)
+        run += [f"t{q} Q0 {doc} {i} {score} big\n" for i, (score, doc) in enumerate(rows)]
+        qrels += [f"t{q} 0 doc{d} {rng.randint(-1, 3)}\n" for d in set(rng.sample(docs, 12) + rng.sample(range(3000), 5))]
+    (tmp_path / "qrels").write_text("".join(qrels))
+    (tmp_path / "run").write_text("".join(run))
+    assert (tmp_path / "run").stat().st_size > 1 << 20
+    calls = []
+    judge_file = kernels.judge_file
+    monkeypatch.setattr(kernels, "judge_file", lambda *args: calls.append(1) or judge_file(*args))
+    ours = evalkit_lines(tmp_path / "qrels", tmp_path / "run", missing="zero")
+    assert calls == [1]
+    theirs = comparable(trec_eval_lines(tmp_path / "qrels", tmp_path / "run", "-c"), ours)
+    assert len(ours) > 30000 and ours == theirs
+
+
 TEST_SUITE = [  # trec_eval's quicktest: expected file, qrels, results, evalkit options (trec_eval flags)
     ("out.test", "qrels.test", "results.test", {"metrics": "trec_eval"}),
     ("out.test", "qrels.test.with-comments", "results.test", {"metrics": "trec_eval"}),
