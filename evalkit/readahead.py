@@ -246,11 +246,16 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
                     _judge(ahead.data, gold_table[0] if gold_table else None)
             except Exception:  # noqa: BLE001 (a hint only: the reader parses the file itself and meets any problem)
                 pass
-            finally:
-                ahead.read.set()  # a run to judge from its file that met an error: its reader reads it
+
+    def read_all_then_release() -> None:
+        try:
+            read_all()
+        finally:  # whatever happened, no reader waits for ever (one with nothing read ahead reads for itself)
+            for _, _, ahead in chosen:
+                ahead.read.set()
 
     if chosen:
-        threading.Thread(target=read_all, name="evalkit-readahead", daemon=True).start()
+        threading.Thread(target=read_all_then_release, name="evalkit-readahead", daemon=True).start()
 
 
 def holds(path: str) -> bool:

@@ -31,11 +31,12 @@ static int read_at(int fd, unsigned char *p, int64_t n, int64_t offset) {
 #endif
 }
 
-/* The buffer's bytes [keep, *have) moved to the front of a buffer with room for CHUNK more (the same one when it
- * has that room, else one twice as large or more), the open query's pointers moved with them; 0 when out of memory. */
+/* The buffer's bytes [keep, *have) moved to the front of a buffer at most half full and with room for CHUNK more
+ * (the same one when it is, else one twice as large or more: a query or a line of any size is moved O(1) times a
+ * byte), the open query's pointers moved with them; 0 when out of memory. */
 static int make_room(Judge *j, unsigned char **buf, int64_t *room, int64_t *have, int64_t keep) {
     int64_t kept = *have - keep, grown = *room;
-    while (kept + CHUNK > grown) grown *= 2;
+    while (kept + CHUNK > grown || kept > grown / 2) grown *= 2;
     unsigned char *to = grown == *room ? *buf : malloc((size_t)grown);
     if (to == NULL) return 0;
     const unsigned char *from = *buf + keep;
@@ -68,11 +69,13 @@ int judge_stream(Judge *j, int fd, int64_t from, int64_t to) {
             done -= keep;
         }
         if (!(read_ok = read_at(fd, buf + have, n, offset))) break;
+        int64_t before = have; /* [done, before) holds no newline: only the bytes read now are searched */
         have += n, offset += n;
         j->end = buf + have; /* ids are read 8 bytes at a time up to here */
         int64_t upto = have;  /* at the end of the part: every byte (an unterminated last line too) */
         if (offset < to) {    /* else up to the last newline read */
-            while (upto > done && buf[upto - 1] != '\n') upto--;
+            while (upto > before && buf[upto - 1] != '\n') upto--;
+            if (upto == before) upto = done;
         }
         if (upto > done) judge_lines(j, buf + done, upto - done);
         done = upto;
