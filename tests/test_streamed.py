@@ -257,3 +257,32 @@ def test_the_command_line_reads_a_declined_run_once_the_general_way(tmp_path):
     means = score(read_run(run_path), read_qrels(gold_path), metrics=["map", "ndcg@10"]).means
     printed = dict(line.split("\t") for line in done.stdout.splitlines()[1:])
     assert printed == {name: f"{value:.6f}" for name, value in means.items()}
+
+
+HOSTILE_TAILS = {  # what follows 40,000 plain lines (1.4 MB), and the one line or the figure the command gives
+    "a bad score on the last line": ("q1 Q0 d1 1 x t\n", "run.trec:40001: score 'x' is not a number"),
+    "a NUL inside an id": ("q400 Q0 d\x001 1 0.5 t\n", None),
+    "an id of 3 MiB": ("q400 Q0 " + "L" * (3 << 20) + " 1 0.5 t\n", None),
+    "five fields on line 508": (None, "run.trec:508: expected 6 whitespace-separated fields, found 5"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_TAILS))
+def test_the_command_line_gives_the_general_readers_line_or_figure_on_large_hostile_runs(tmp_path, case):
+    """Large runs the judged reading from the file declines or reads: one line naming file and line (exit 2), or the
+    figure of the general reader."""
+    tail, message = HOSTILE_TAILS[case]
+    lines = "".join(f"q{q} Q0 d{d} {d} {1 / (d + 1)!r} t\n" for q in range(400) for d in range(100))
+    run_path, gold_path = tmp_path / "run.trec", tmp_path / "gold.txt"
+    run_path.write_bytes((lines + tail if tail is not None else lines.replace("q5 Q0 d7 7", "q5 Q0 d7", 1)).encode())
+    gold_path.write_text("".join(f"q{q} 0 d{q % 100} 1\n" for q in range(401)))
+    assert run_path.stat().st_size >= STREAM_BYTES
+    done = subprocess.run([sys.executable, "-m", "evalkit", "score", str(run_path), str(gold_path), "-m", "map", "--output", "tsv"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    if message is not None:
+        assert done.returncode == 2 and done.stderr.strip().endswith(message) and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+    else:
+        assert done.returncode == 0, done.stderr
+        expected = score(read_run(run_path), read_qrels(gold_path), metrics=["map"]).means["MAP"]
+        assert done.stdout.splitlines()[1] == f"MAP\t{expected:.6f}"
