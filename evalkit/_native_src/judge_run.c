@@ -1,5 +1,6 @@
-/* evalkit._native, a TREC run read against its gold in one pass (for evalkit/prejudged.py): judge_run (judge.c ranks
- * each query, judge.h holds the types).
+/* evalkit._native, a TREC run read against its gold in one pass (for evalkit/prejudged.py): judge_run, and judge_file
+ * (the same from an open file, 1 MiB a read: judge_stream.c; for evalkit/streamed.py). judge.c ranks each query,
+ * judge.h holds the types.
  *
  * judge_run(data, query_ids, qidx, didx, doc_ids, seed, threads)
  *     -> None or (n_extra, first_extra, run_query_ids, rows_per_query, gold_of, hit_query, hit_rank, hit_row, plain)
