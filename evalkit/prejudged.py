@@ -193,7 +193,7 @@ def read_streamed(path: str, qrels: Qrels) -> StreamedFile | str | None:
     than :data:`~evalkit.streamed.STREAM_BYTES`, larger than the input limit, not plain, or without the kernel)."""
     from evalkit import kernels, readahead
 
-    if not kernels.COMPILED:
+    if not kernels.COMPILED or not hasattr(os, "pread"):  # (no pread, as on Windows: read whole)
         return None
     info, limit = check_regular(path), max_input_bytes()
     if not STREAM_BYTES <= info.st_size <= limit:
