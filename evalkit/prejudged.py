@@ -162,15 +162,49 @@ class StreamedFile(LoadedFile):
 
 
 class _FileDigest:
-    """The sha256 of a :class:`StreamedFile`, taken from its bytes when first asked for."""
+    """The sha256 of a :class:`StreamedFile` when first asked for: of its bytes if they were read, else of its file
+    read 1 MiB at a time (never held whole), while it is the file judged."""
 
     def __init__(self, loaded: StreamedFile) -> None:
         self._loaded = loaded
+        self._hex: str | None = None
 
     def result(self) -> str:
         import hashlib
 
-        return hashlib.sha256(self._loaded.data).hexdigest()
+        if self._hex is None:
+            whole = self._loaded.__dict__.get("_data")
+            if whole is not None:
+                self._hex = hashlib.sha256(whole).hexdigest()
+            else:
+                self._hex = _hash_unchanged(self._loaded.path, self._loaded.streamed.key)
+        return self._hex
+
+
+def _changed(path: str) -> InputError:
+    return InputError(path, "changed while evalkit was reading it (score it again once it is written)")
+
+
+def _hash_unchanged(path: str, key: tuple[int, ...]) -> str:
+    """The sha256 of the file at ``path`` read 1 MiB at a time, if it is the file of ``key`` before and after."""
+    import hashlib
+
+    digest, buffer, size = hashlib.sha256(), bytearray(1 << 20), 0
+    try:
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb", buffering=0) as handle:
+            if file_key(os.fstat(handle.fileno())) != key:
+                raise _changed(path)
+            view = memoryview(buffer)
+            while count := handle.readinto(buffer):
+                digest.update(view[:count])
+                size += count
+            if file_key(os.fstat(handle.fileno())) != key:
+                raise _changed(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+    if size != key[2]:
+        raise _changed(path)
+    return digest.hexdigest()
 
 
 def _read_unchanged(path: str, key: tuple[int, ...]) -> bytes:
@@ -179,7 +213,7 @@ def _read_unchanged(path: str, key: tuple[int, ...]) -> bytes:
     before = check_regular(path)
     data = read_input_bytes(path)
     if file_key(before) != key or file_key(check_regular(path)) != key or len(data) != key[2]:
-        raise InputError(path, "changed while evalkit was reading it (score it again once it is written)")
+        raise _changed(path)
     return decode_check(data, path)
 
 

@@ -286,3 +286,24 @@ def test_the_command_line_gives_the_general_readers_line_or_figure_on_large_host
         assert done.returncode == 0, done.stderr
         expected = score(read_run(run_path), read_qrels(gold_path), metrics=["map"]).means["MAP"]
         assert done.stdout.splitlines()[1] == f"MAP\t{expected:.6f}"
+
+
+def test_the_sha256_of_a_run_judged_from_its_file_is_taken_without_holding_it(tmp_path, monkeypatch):
+    """Source.sha256 of a run judged from its file: the file's, read 1 MiB at a time (its bytes never held), and one
+    line when the file changed since it was judged."""
+    import hashlib
+
+    from evalkit import prejudged
+
+    rng = random.Random(13)
+    lines, gold = _run_lines(rng, 2500, in_order=True)
+    run_path, gold_path = _write(tmp_path, lines, gold)
+    qrels = read_qrels(gold_path)
+    judged = read_run(run_path, against=qrels)
+    with monkeypatch.context() as patched:
+        patched.setattr(prejudged, "_read_unchanged", lambda *args: pytest.fail("the whole file was read"))
+        assert judged.source.sha256 == hashlib.sha256(open(run_path, "rb").read()).hexdigest()
+    again = read_run(run_path, against=qrels)
+    os.utime(run_path, ns=(1, 1))
+    with pytest.raises(InputError, match="changed while evalkit was reading it"):
+        _ = again.source.sha256
