@@ -8,12 +8,12 @@ time. Written inside JSON outputs, as a block in Markdown reports, and as a
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import os
 import sys
 from typing import Any, Mapping
 
 from evalkit._version import __version__
+from evalkit.digest import sha256_of_file
 from evalkit.ranking import RANKING_RULE
 from evalkit.outputs import atomic_write, sidecar_of
 from evalkit.textio import check_regular
@@ -22,11 +22,8 @@ from evalkit.textio import check_regular
 def sha256_of(path: str | os.PathLike) -> str:
     """The sha256 of a regular file, read in 1 MB blocks."""
     check_regular(path)
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return sha256_of_file(handle)[0]
 
 
 def input_entry(role: str, source) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
-import hashlib
 import os
 import re
 import stat
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from evalkit.digest import sha256_of_file
 from evalkit.errors import EvalkitError, UsageError
 
 STALE_SECONDS = 24 * 3600
@@ -213,11 +213,8 @@ class Transaction:
         """The sha256 of every file staged so far (what the commit will write), by target."""
         out = {}
         for item in self.staged.values():
-            digest = hashlib.sha256()
             with open(item.temporary, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-            out[item.target] = digest.hexdigest()
+                out[item.target] = sha256_of_file(handle)[0]
         return out
 
     def commit(self) -> list[Path]:

@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from evalkit.data import Qrels, Run, Source
+from evalkit.digest import sha256_of_file
 from evalkit.errors import InputError
 from evalkit.ids import object_array
 from evalkit.streamed import STREAM_BYTES, Streamed, file_key, judge_open_file
@@ -187,24 +188,18 @@ def _changed(path: str) -> InputError:
 
 def _hash_unchanged(path: str, key: tuple[int, ...]) -> str:
     """The sha256 of the file at ``path`` read 1 MiB at a time, if it is the file of ``key`` before and after."""
-    import hashlib
-
-    digest, buffer, size = hashlib.sha256(), bytearray(1 << 20), 0
     try:
-        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb", buffering=0) as handle:
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
             if file_key(os.fstat(handle.fileno())) != key:
                 raise _changed(path)
-            view = memoryview(buffer)
-            while count := handle.readinto(buffer):
-                digest.update(view[:count])
-                size += count
+            hex_digest, size = sha256_of_file(handle)
             if file_key(os.fstat(handle.fileno())) != key:
                 raise _changed(path)
     except OSError as exc:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
     if size != key[2]:
         raise _changed(path)
-    return digest.hexdigest()
+    return hex_digest
 
 
 def _read_unchanged(path: str, key: tuple[int, ...]) -> bytes:
