@@ -200,14 +200,21 @@ class _JudgedAhead(NamedTuple):
 _JUDGED_AHEAD: dict[int, _JudgedAhead] = {}  # id(run data) -> the run read against a gold ahead of its reader
 
 
+def judgments_of(gold_table: tuple) -> tuple:
+    """The judgments of a qrels table read ahead (:func:`read_table_ahead`'s result, TREC_QRELS) as the judged
+    readings take them: ``(query ids, query codes, document codes, document ids)``."""
+    _, _, _, (query_ids, doc_ids), (qidx, didx), _ = gold_table
+    return query_ids, qidx, didx, doc_ids
+
+
 def judge_run_ahead(data: bytes, gold_table: tuple | None) -> None:
     """Read the TREC run ``data`` against a qrels table read ahead (:func:`read_table_ahead`'s result, TREC_QRELS)
     now, on the calling thread, for the :func:`judge_run` of the same bytes against the same judgments (compared by
     value there); where the kernel declines, the run's general table is read ahead instead (:func:`read_table`)."""
     if native is None or gold_table is None:
         return
-    _, _, _, (query_ids, doc_ids), (qidx, didx), _ = gold_table
-    ahead = _JudgedAhead(data, (query_ids, qidx, didx, doc_ids), threading.Event(), [])
+    gold = query_ids, qidx, didx, doc_ids = judgments_of(gold_table)
+    ahead = _JudgedAhead(data, gold, threading.Event(), [])
     _JUDGED_AHEAD[id(data)] = ahead
     general = None
     try:

@@ -137,11 +137,10 @@ def _stream(path: str, ahead: _Ahead, limit: int, gold_table) -> None:
 
     try:
         if gold_table is not None:
-            _, _, _, (query_ids, doc_ids), (qidx, didx), _ = gold_table
             with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
                 info = os.fstat(handle.fileno())
                 if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
-                    ahead.streamed = judge_open_file(handle.fileno(), info, (query_ids, qidx, didx, doc_ids),
+                    ahead.streamed = judge_open_file(handle.fileno(), info, kernels.judgments_of(gold_table),
                                                      kernels.ahead_threads(info.st_size))
     except Exception:  # noqa: BLE001 (a hint only, as every read ahead)
         ahead.streamed = None
@@ -201,6 +200,14 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
         except Exception:  # noqa: BLE001 (a hint only, as below)
             pass
 
+    def the_gold_table(gold_reader: threading.Thread | None):
+        """The gold's table for a run: read on its own thread (waited for), or now; ``None`` where it is none."""
+        if gold_reader is not None:
+            gold_reader.join()
+        if not gold_table and the_gold.data is not None:
+            gold_table.append(_gold_table(the_gold.data))
+        return gold_table[0] if gold_table else None
+
     def read_all() -> None:
         gold_reader = None  # the gold's table read on a thread of its own while the runs' bytes come in
         for position, (_, path, ahead) in enumerate(chosen):  # each is marked, even one already taken (its taker waits)
@@ -225,11 +232,7 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
         for ahead in large:  # each large file's table (its reader waits for it), smallest first
             try:
                 if ahead.stream:  # judged from its file against the gold's table (its reader waits for it)
-                    if gold_reader is not None:
-                        gold_reader.join()
-                    if not gold_table and the_gold.data is not None:
-                        gold_table.append(_gold_table(the_gold.data))
-                    _stream(paths[id(ahead)], ahead, limit, gold_table[0] if gold_table else None)
+                    _stream(paths[id(ahead)], ahead, limit, the_gold_table(gold_reader))
                     continue
                 if ahead.taken:  # a reader already past its file parses it itself
                     continue
@@ -239,11 +242,7 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
                     if gold_reader is None:
                         read_gold_table()
                 else:  # a run, read against its gold's table
-                    if gold_reader is not None:
-                        gold_reader.join()
-                    if not gold_table and the_gold.data is not None:
-                        gold_table.append(_gold_table(the_gold.data))
-                    _judge(ahead.data, gold_table[0] if gold_table else None)
+                    _judge(ahead.data, the_gold_table(gold_reader))
             except Exception:  # noqa: BLE001 (a hint only: the reader parses the file itself and meets any problem)
                 pass
 

@@ -163,13 +163,13 @@ def read_run(
         from evalkit.prejudged import DECLINED, read_streamed
 
         streamed = read_streamed(str(path), against)
-    loaded = load(path) if streamed is None or streamed == DECLINED else streamed
+    loaded = load(path) if streamed is None or streamed is DECLINED else streamed
     chosen = _resolve(loaded, "run", fmt, option)
     from dataclasses import replace
 
     from evalkit.data import Source
 
-    judged = against is not None and chosen.read_against is not None and streamed != DECLINED
+    judged = against is not None and chosen.read_against is not None and streamed is not DECLINED
     run = chosen.read_against(loaded, against) if judged else None
     general = run is None
     if general:
