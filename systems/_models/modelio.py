@@ -11,6 +11,7 @@ multiplies bf16 natively, fp32 elsewhere). torch is imported lazily.
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -194,13 +195,14 @@ def check_torch_precision(system: str, precision: str) -> None:
                          "(choose auto, bf16, bf16-native, fp16 or fp32)")
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags (``/proc/cpuinfo``; empty where there is none, e.g. macOS)."""
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (``/proc/cpuinfo``, read once a process; empty where there is none, e.g. macOS)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            return set(next((line for line in handle if line.startswith("flags")), "").split())
+            return frozenset(next((line for line in handle if line.startswith("flags")), "").split())
     except OSError:
-        return set()
+        return frozenset()
 
 
 def native_bf16(device: str) -> bool:
