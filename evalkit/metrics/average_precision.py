@@ -23,6 +23,8 @@ class MAP(Metric):
     aliases = ("ap", "map", "average_precision", "map_avgjg")
     cutoff_aliases = ("map_cut",)
     trec = ("map", "map_cut_")
+    ir_measures = ("AP", "AP@k")
+    ranx = ("map", "map@k")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

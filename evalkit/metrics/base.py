@@ -173,6 +173,9 @@ class Metric:
     text: ClassVar[bool] = False  # per-query values are text, printed by --output trec_eval only (relstring, runid)
     needs_pool: ClassVar[bool] = False  # reads where the pooled-but-unjudged documents (negative grades) rank (infAP)
     trec: ClassVar[tuple[str | None, str | None]] = (None, None)  # trec_eval name without a cutoff, prefix with one
+    # the same measure as ir_measures and ranx spell it ("@k": with a cutoff, or a recall level); () where they have none
+    ir_measures: ClassVar[tuple[str, ...]] = ()
+    ranx: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, k: float | None = None, rel: float | None = None, spec: str | None = None, **options: float):
         self.k = k

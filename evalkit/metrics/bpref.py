@@ -35,6 +35,8 @@ class Bpref(Metric):
     name = "Bpref"
     aliases = ("bpref",)
     trec = ("bpref", None)
+    ir_measures = ("Bpref",)
+    ranx = ("bpref",)
     cutoff = "none"
 
     def per_query(self, judged: Judged) -> np.ndarray:
@@ -57,3 +59,5 @@ class GMBpref(Bpref):
     aggregation = "gmean"
     summary_only = True
     trec = ("gm_bpref", None)
+    ir_measures = ()
+    ranx = ()

@@ -21,6 +21,7 @@ class NumQ(Metric):
     aggregation = "sum"
     summary_only = True
     trec = ("num_q", None)
+    ir_measures = ("NumQ",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return np.ones(judged.n_queries)
@@ -39,6 +40,7 @@ class NumRet(Metric):
     params = ()
     aggregation = "sum"
     trec = ("num_ret", None)
+    ir_measures = ("NumRet",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.num_ret.copy()
@@ -56,6 +58,7 @@ class NumRel(Metric):
     cutoff = "none"
     aggregation = "sum"
     trec = ("num_rel", None)
+    ir_measures = ("NumRel",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.num_rel.copy()
@@ -73,6 +76,7 @@ class NumRelRet(Metric):
     aliases = ("num_rel_ret",)
     aggregation = "sum"
     trec = ("num_rel_ret", None)
+    ir_measures = ("NumRelRet",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.per_query_count(judged.relevant & self.within_cutoff(judged))

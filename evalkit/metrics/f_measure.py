@@ -28,6 +28,8 @@ class F1(Metric):
     params = ("rel", "beta")
     spec_kind = "values"
     trec = ("set_F", None)
+    ir_measures = ("SetF",)
+    ranx = ("f1@k",)
 
     def configure(self, spec: str) -> None:
         """trec_eval's ``set_F.x``: x weighs recall against precision (ir_measures' ``beta``)."""

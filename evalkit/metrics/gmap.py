@@ -23,3 +23,5 @@ class GMAP(MAP):
     aggregation = "gmean"
     summary_only = True
     trec = ("gm_map", None)
+    ir_measures = ()
+    ranx = ()

@@ -31,6 +31,7 @@ class InfAP(Metric):
     cutoff = "none"
     needs_pool = True
     trec = ("infAP", None)
+    ir_measures = ("infAP",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         out = np.zeros(judged.n_queries)

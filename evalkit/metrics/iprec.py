@@ -87,6 +87,7 @@ class IPrec(Metric):
     cutoff = "required"
     cutoff_kind = "level"
     trec = (None, "iprec_at_recall_")
+    ir_measures = ("IPrec@k",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return interpolated_precision(judged, float(self.k))

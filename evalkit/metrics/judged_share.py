@@ -30,6 +30,7 @@ class JudgedShare(Metric):
 
     name = "Judged"
     aliases = ("judged", "judged_at", "judgment_rate")
+    ir_measures = ("Judged@k",)
     params = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:

@@ -32,6 +32,8 @@ class NDCG(GainParams, Metric):
     cutoff_aliases = ("ndcg_cut",)
     params = ()  # gains are the grades; the relevance level plays no part (trec_eval ndcg ignores -l too)
     trec = ("ndcg", "ndcg_cut_")
+    ir_measures = ("nDCG", "nDCG@k")
+    ranx = ("ndcg", "ndcg@k")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         if self.spec is not None:  # a gain table: trec_eval's ndcg.1=3,2=9

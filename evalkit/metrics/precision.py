@@ -22,6 +22,8 @@ class Precision(Metric):
     set_aliases = ("set_p", "setp")
     cutoff_aliases = ("p_avgjg",)
     trec = ("set_P", "P_")
+    ir_measures = ("SetP", "P@k")
+    ranx = ("precision@k",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

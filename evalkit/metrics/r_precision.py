@@ -20,6 +20,8 @@ class RPrec(Metric):
     name = "R-Prec"
     aliases = ("rprec", "r-precision", "r_precision", "rprecision", "r-prec", "r_prec")
     trec = ("Rprec", None)
+    ir_measures = ("Rprec",)
+    ranx = ("r-precision",)
     cutoff = "none"
 
     def per_query(self, judged: Judged) -> np.ndarray:

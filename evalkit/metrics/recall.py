@@ -22,6 +22,8 @@ class Recall(Metric):
     aliases = ("r", "recall")
     set_aliases = ("set_recall", "setr")
     trec = ("set_recall", "recall_")
+    ir_measures = ("SetR", "R@k")
+    ranx = ("recall@k",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

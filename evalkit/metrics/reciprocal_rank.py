@@ -20,6 +20,8 @@ class MRR(Metric):
     name = "MRR"
     aliases = ("rr", "recip_rank", "mrr", "reciprocal_rank")
     trec = ("recip_rank", None)
+    ir_measures = ("RR", "RR@k")
+    ranx = ("mrr", "mrr@k")
 
     def per_query(self, judged: Judged) -> np.ndarray:
         first = judged.first_relevant_rank()

@@ -18,8 +18,9 @@ class RelP(Metric):
 
     name = "RelP"
     aliases = ("relp", "relative_p", "relative_precision")
-    set_aliases = ("set_relative_p",)
+    set_aliases = ("set_relative_p", "setrelp")  # setrelp: ir_measures SetRelP
     trec = ("set_relative_P", "relative_P_")
+    ir_measures = ("SetRelP",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

@@ -19,6 +19,7 @@ class SetAP(Metric):
     aliases = ("set_map", "setap", "set_ap")
     cutoff = "none"
     trec = ("set_map", None)
+    ir_measures = ("SetAP",)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant)

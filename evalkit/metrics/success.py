@@ -21,6 +21,8 @@ class Success(Metric):
     name = "Success"
     aliases = ("success", "hit_rate", "hitrate")
     trec = (None, "success_")
+    ir_measures = ("Success@k",)
+    ranx = ("hit_rate@k",)
     binary = True
 
     def per_query(self, judged: Judged) -> np.ndarray:
