@@ -43,7 +43,9 @@ RAY = ["ray[data]>=2.9"]
 # needs transformers<4.58); ~40 MB of wheels, installs in seconds, its tests take seconds: in the test extra
 ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
-TEST = SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
+# the documentation site (mkdocs.yml): the tests build it (tests/docs/) and .ci/run builds it with --strict
+DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "mkdocs-click>=0.8"]
+TEST = SYSTEMS + PEERS + RAY + ONNX + DOCS + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -77,6 +79,7 @@ setup(
         # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
         "peers": PEERS,
+        "docs": DOCS,
         "ray": RAY,
         "onnx": ONNX,
         "test": TEST,
