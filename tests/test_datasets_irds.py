@@ -24,6 +24,12 @@ from evalkit.formats.collections import read_corpus, read_queries  # noqa: E402
 SCIFACT = SHARED / "scifact"
 
 
+@pytest.fixture(autouse=True)
+def irds_home(tmp_path, monkeypatch):
+    """ir_datasets keeps what it builds (docstores, caches) in its home: a fresh one per test, never the user's."""
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home-of-test"))
+
+
 def write_tiny(folder: Path) -> dict[str, Path]:
     """A small BEIR-layout dataset: 3 queries, 6 documents, graded judgments."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -257,3 +263,34 @@ def test_run_compare_leaderboard_pool_and_a_bundle_take_dataset_ids(scifact_home
         assert "reference_data_0_test.zip" in names
         manifest = json.loads(archive.read("evalkit-manifest.json"))
     assert any(entry.get("dataset") == "beir/scifact/test" for entry in manifest["inputs"])
+
+
+def test_a_composite_id_is_the_union_of_its_parts_with_prefixed_ids(tmp_path, monkeypatch):
+    """irds:beir/cqadupstack reads its 12 forums; here two registered forums stand in for them (evalkit's table, not
+    ir_datasets, is what is replaced), and the profile macro-averages over the forums."""
+    from evalkit.datasets import irds
+
+    first = register_beir(write_tiny(tmp_path / "android"))
+    second_files = write_tiny(tmp_path / "english")
+    second_files["qrels"].write_text("query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\t1\nq2\td3\t1\n")
+    second = register_beir(second_files)
+    monkeypatch.setitem(irds.COMPOSITES, "evalkit-test/two-forums", (first, second))
+    qrels = evalkit.read_qrels("irds:evalkit-test/two-forums")
+    prefixes = {first.rsplit("/", 1)[1], second.rsplit("/", 1)[1]}
+    assert {q.split("/")[0] for q in qrels.query_ids.tolist()} == prefixes
+    corpus = read_corpus("irds:evalkit-test/two-forums")
+    assert len(corpus) == 12 and {d.split("/")[0] for d in corpus.ids} == prefixes
+    a, b = sorted(prefixes, key=lambda p: p != first.rsplit("/", 1)[1])
+    run = {f"{a}/q0": {f"{a}/d0": 1.0}, f"{a}/q1": {f"{a}/d1": 1.0}, f"{a}/q2": {f"{a}/d5": 1.0},
+           f"{b}/q0": {f"{b}/x": 1.0}, f"{b}/q1": {f"{b}/x": 1.0}, f"{b}/q2": {f"{b}/x": 1.0}}
+
+    from evalkit.tasks import get_task
+
+    class TwoForums(type(get_task("beir-cqadupstack"))):
+        name = "two-forums"
+        subcollections = (a, b)
+
+    result = TwoForums().score(evalkit.as_run(run), qrels, None)
+    per_forum = [evalkit.score({q: d for q, d in run.items() if q.startswith(p + "/")}, qrels, task="beir", missing="skip", allow_partial=True).official
+                 for p in (a, b)]
+    assert result.official_value == pytest.approx(sum(per_forum) / 2)
