@@ -37,6 +37,8 @@ SYSTEMS = [
 # the peers evalkit's metrics and tests are cross-checked against (tests) and timed against (bench/); the core never
 # imports them (statsmodels: McNemar and Holm/Bonferroni are computed as it computes them, tests compare bit for bit)
 PEERS = ["ir-measures>=0.3.1", "pytrec-eval-terrier>=0.5.6", "statsmodels>=0.14"]
+# ir_datasets: gold, queries and corpora by their ir_datasets id (irds:beir/scifact/test), streamed, never a file first
+DATASETS = ["ir_datasets>=0.5.5"]
 # the distributed engine (evalkit run --engine ray): Ray Data actor pools
 RAY = ["ray[data]>=2.9"]
 # backend=onnx of dense / cross-encoder: ONNX Runtime inference, onnx for the int8 quantiser (not optimum-onnx, which
@@ -45,7 +47,8 @@ ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
 # the documentation site (mkdocs.yml): the tests build it (tests/docs/) and .ci/run builds it with --strict
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "mkdocs-click>=0.8"]
-TEST = SYSTEMS + PEERS + RAY + ONNX + DOCS + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
+TEST = SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5",
+                                                     "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -80,6 +83,8 @@ setup(
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
         "peers": PEERS,
         "docs": DOCS,
+        # irds:<dataset id> wherever a gold, queries or a corpus is taken (evalkit.datasets)
+        "datasets": DATASETS,
         "ray": RAY,
         "onnx": ONNX,
         "test": TEST,
@@ -93,6 +98,14 @@ setup(
             "climatecheck2025-retrieval=evalkit.tasks.climatecheck2025_retrieval:ClimateCheck2025Retrieval",
             "climatecheck2025-verification=evalkit.tasks.climatecheck2025_verification:ClimateCheck2025Verification",
             "trec=evalkit.tasks.trec:TrecTask",
+            "trec-dl-2019-passage=evalkit.tasks.profiles.catalog:TrecDl2019Passage",
+            "trec-dl-2020-passage=evalkit.tasks.profiles.catalog:TrecDl2020Passage",
+            "trec-dl-2019-document=evalkit.tasks.profiles.catalog:TrecDl2019Document",
+            "trec-dl-2020-document=evalkit.tasks.profiles.catalog:TrecDl2020Document",
+            "msmarco-passage-dev=evalkit.tasks.profiles.catalog:MsMarcoPassageDev",
+            "beir=evalkit.tasks.profiles.catalog:Beir",
+            "beir-cqadupstack=evalkit.tasks.profiles.catalog:BeirCqaDupStack",
+            "trec-covid=evalkit.tasks.profiles.catalog:TrecCovid",
         ],
         # built-in systems register exactly as third-party plugins do
         "evalkit.systems": [

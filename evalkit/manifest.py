@@ -31,6 +31,13 @@ def input_entry(role: str, source) -> dict[str, Any]:
     from evalkit.safetext import shown_path
 
     if hasattr(source, "sha256"):
+        from evalkit.datasets import dataset_name, is_dataset_id
+
+        if is_dataset_id(source.path):  # read through ir_datasets: its id and version, the sha256 of what was read
+            from evalkit.datasets.irds import manifest_fields
+
+            return {"role": role, "path": source.path, "sha256": source.sha256, "format": source.format,
+                    **manifest_fields(dataset_name(source.path))}
         entry = {"role": role, "path": shown_path(source.path), "sha256": source.sha256, "format": source.format}
         if source.member:
             entry["member"] = source.member

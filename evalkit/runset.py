@@ -72,6 +72,17 @@ def resolve_task(task_name: str, qrels: Qrels) -> tuple[Task, str]:
     if task_name != "auto":
         task = get_task(task_name)
         return task, f"task {task.name}: as named (--task)"
+    from evalkit.datasets import dataset_name, is_dataset_id
+
+    if qrels.source is not None and is_dataset_id(qrels.source.path):
+        from evalkit.tasks import task_for_dataset
+
+        name = dataset_name(qrels.source.path)
+        found = task_for_dataset(name)
+        if found is not None:
+            profile, pattern = found
+            return profile, (f"task {profile.name}: the evaluation profile of ir_datasets id {name} (its pattern {pattern}); "
+                             "another with --task")
     task = detect_task(qrels.gold_format)
     if qrels.source is not None:
         where = f"the gold's format, {qrels.gold_format}"

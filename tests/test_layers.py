@@ -22,7 +22,7 @@ LAYERS = [
                     "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.streamed", "evalkit.options", "evalkit.labels",
                     "evalkit.safetext", "evalkit.values", "evalkit.jsonout")),
     ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.prejudged", "evalkit.corpus",
-              "evalkit.manifest")),
+              "evalkit.manifest", "evalkit.datasets")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
     ("statistics", ("evalkit.stats", "evalkit.comparison", "evalkit.allpairs")),

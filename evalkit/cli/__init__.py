@@ -106,6 +106,7 @@ from evalkit._version import __version__  # noqa: E402
 COMMANDS = {
     "score": ("evalkit.cli.score", "score", "Score a run against a gold file (official score first)."),
     "tasks": ("evalkit.cli.info", "tasks", "List tasks and their official score definitions."),
+    "profiles": ("evalkit.cli.info", "profiles", "List evaluation profiles of standard benchmarks, with their sources."),
     "metrics": ("evalkit.cli.info", "metrics", "List metrics, their aliases and definitions."),
     "formats": ("evalkit.cli.info", "formats_command", "List the file formats evalkit reads."),
     "compare": ("evalkit.cli.compare", "compare", "Paired significance tests of runs against a baseline."),

@@ -15,10 +15,32 @@ def tasks():
         lines = [task.name, f"  {task.description}", f"  official: {task.official_definition}",
                  f"  metrics: {', '.join(m.label for m in task.metrics())}",
                  f"  gold formats: {', '.join(task.gold_formats) or 'any'}; run formats: {', '.join(task.run_formats) or 'any'}"]
+        if task.dataset_ids:
+            lines.append(f"  ir_datasets ids: {', '.join(task.dataset_ids)} (picked with --task auto on an irds: gold)")
         submission = task.submission_format
         if submission:
             labels = ", labels required" if task.labels_required else ""
             lines.append(f"  submission: {submission.description} ({task.submission_depth} per query{labels})")
+        click.echo("\n".join(lines) + "\n")
+
+
+@click.command()
+def profiles():
+    """List the evaluation profiles: how each benchmark is officially scored, the ir_datasets ids that pick it, the sources.
+
+    A profile is a task: name it with --task NAME, or let an irds:<id> gold pick it (the most specific pattern wins).
+    Your own: a Task plugin subclassing evalkit.tasks.profiles.ProfileTask, or a TOML file given as --task FILE.toml.
+    """
+    from evalkit.tasks import tasks as all_tasks
+
+    for task in all_tasks():
+        if not (task.dataset_ids or task.sources):
+            continue
+        lines = [task.name, f"  {task.description}", f"  official: {task.official_definition}",
+                 f"  measures: {', '.join(m.label for m in task.metrics())}"]
+        if task.dataset_ids:
+            lines.append(f"  ir_datasets ids: {', '.join(task.dataset_ids)}")
+        lines += [f"  source: {source}" for source in task.sources]
         click.echo("\n".join(lines) + "\n")
 
 

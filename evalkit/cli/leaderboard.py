@@ -94,7 +94,8 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         policy_name = board.entries[0].scored.score.missing
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
         policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith(("depth:", "judged only:"))]
-    inputs = [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
+    gold_source = board.qrels.source if board.qrels is not None and board.qrels.source else gold  # an irds: id: what was read
+    inputs = [input_entry("gold", gold_source)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
     inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
     manifest = build_manifest(
         board.task or None, inputs,

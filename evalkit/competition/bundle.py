@@ -95,6 +95,25 @@ def read_gold(task, path: str):
     return qrels
 
 
+def gold_file(gold: str, read) -> tuple[str, bytes]:
+    """(member name, bytes) of a phase's gold in its reference data: the file, or an ``irds:`` dataset's judgments as the
+    TREC qrels lines evalkit read (the worker has no ir_datasets and no network)."""
+    from evalkit.datasets import dataset_name, is_dataset_id
+
+    if is_dataset_id(gold):
+        from evalkit.datasets.irds import qrels_lines
+
+        name = dataset_name(gold)
+        return f"{_slug(name.replace('/', '_'))}.qrels", qrels_lines(name)
+    return Path(gold).name, read(gold)
+
+
+def _gold_label(gold: str) -> str:
+    from evalkit.datasets import is_dataset_id
+
+    return gold if is_dataset_id(gold) else Path(gold).name
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[:40] or "phase"
 
@@ -111,7 +130,7 @@ def competition_yaml(settings: BundleSettings, task, columns: list[Column], refe
     y["pages"] = [{"title": "Overview", "file": "pages/overview.md"}, {"title": "Evaluation", "file": "pages/evaluation.md"},
                   {"title": "Submission format", "file": "pages/submission_format.md"}]
     y["tasks"] = [{"index": i, "name": f"{p.name} ({task.name})"[: codabench.TASK_NAME_MAX],
-                   "description": f"{p.name} phase: {n_queries[p.name]:,} queries of {Path(p.gold).name}, scored by evalkit",
+                   "description": f"{p.name} phase: {n_queries[p.name]:,} queries of {_gold_label(p.gold)}, scored by evalkit",
                    "scoring_program": "scoring_program.zip", "reference_data": references[i]} for i, p in enumerate(settings.phases)]
     y["phases"] = []
     for i, p in enumerate(settings.phases):
@@ -139,9 +158,9 @@ def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: 
     references = []
     for i, phase in enumerate(settings.phases):
         name = f"reference_data_{i}_{_slug(phase.name)}.zip"
-        gold_name = Path(phase.gold).name
+        gold_name, gold_bytes = gold_file(phase.gold, read_input_bytes)
         config = {"schema": "evalkit-reference/1", "phase": phase.name, "gold": gold_name, "detailed_results": phase.detailed_results}
-        files[name] = zip_bytes({gold_name: read_input_bytes(phase.gold), REFERENCE_CONFIG: (json.dumps(config, indent=2) + "\n").encode()})
+        files[name] = zip_bytes({gold_name: gold_bytes, REFERENCE_CONFIG: (json.dumps(config, indent=2) + "\n").encode()})
         references.append(name)
     n_queries = {p.name: len(qrels_by_phase[p.name].query_ids) for p in settings.phases}
     program = program_files(task, columns, settings.scoring_options(), settings.title, settings.max_submission_size)

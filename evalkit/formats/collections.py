@@ -167,6 +167,15 @@ def detect_collection(path: str, head: bytes, id_column: str | None = None) -> s
 def _records(path: str | os.PathLike, fmt: str, columns, trust_pickle: bool, kind: str) -> tuple[Iterator[Record], Source]:
     path = str(path)
     mapping = {**parse_mapping(columns), "__kind__": kind}
+    from evalkit.datasets import dataset_name, is_dataset_id
+
+    if is_dataset_id(path):  # irds:<id>: streamed from ir_datasets, each record named as a file's columns are
+        from evalkit.datasets import irds
+
+        if fmt not in ("auto", "irds"):
+            raise UsageError(f"{shown(path)}: a dataset's {kind}s are read from ir_datasets, not as {shown(fmt)} (drop the format option)")
+        raw, source = irds.records(dataset_name(path), kind)
+        return ((line, canonical(record, mapping, path, line)) for line, record in raw), source
     check_regular(path)  # a missing file, a folder, a FIFO: one line, never a wait
     with open(path, "rb") as handle:
         head = handle.read(4096)

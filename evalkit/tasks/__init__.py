@@ -24,7 +24,7 @@ from evalkit.tasks.base import Task, TaskScore
 
 ENTRY_POINT_GROUP = "evalkit.tasks"
 # only used when evalkit runs from a source tree that was never installed (no entry points to read)
-BUILTIN_MODULES = ("checkthat2025_4b", "climatecheck2025_retrieval", "climatecheck2025_verification", "trec")
+BUILTIN_MODULES = ("checkthat2025_4b", "climatecheck2025_retrieval", "climatecheck2025_verification", "trec", "profiles.catalog")
 _REGISTRY: dict[str, Task] = {}
 _ORIGIN: dict[type, str] = {}  # task class -> the distribution that declared it (from its entry point)
 _LOADED = False
@@ -127,6 +127,11 @@ def tasks() -> list[Task]:
 
 
 def get_task(name: str) -> Task:
+    """The task registered as ``name``; a name ending in ``.toml`` is a profile file (:mod:`evalkit.tasks.profiles.toml_file`)."""
+    from evalkit.tasks.profiles.toml_file import is_profile_file, read_profile
+
+    if is_profile_file(str(name)):
+        return read_profile(name)
     load_entry_points()
     task = _REGISTRY.get(str(name).lower())
     if task is None:
@@ -156,10 +161,17 @@ def detect_task(gold_format: str) -> Task:
     return max(claims, key=lambda claim: claim[:2])[2]
 
 
+def task_for_dataset(dataset_id: str) -> tuple[Task, str] | None:
+    """The task (an evaluation profile) whose ``dataset_ids`` match the ir_datasets id most specifically, and the pattern."""
+    from evalkit.tasks.profiles.base import profile_for_dataset
+
+    return profile_for_dataset(dataset_id, tasks())
+
+
 def _detection_failed(task: Task, what: str) -> str:
     return (f"task {task.name!r} of {_origin(type(task))}: detects() {what} while detecting the task of a "
             "gold file; name the task with --task NAME, or fix or uninstall that plugin")
 
 
 __all__ = ["ENTRY_POINT_GROUP", "Task", "TaskNameClash", "TaskScore", "detect_task", "get_task", "load_entry_points", "refresh",
-           "register", "tasks"]
+           "register", "task_for_dataset", "tasks"]

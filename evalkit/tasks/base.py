@@ -76,6 +76,8 @@ class Task:
     submission: ClassVar[Any] = None  # a SubmissionFormat name or object, or None (no official file)
     submission_depth: ClassVar[int | None] = None  # ids per query in an official submission
     labels_required: ClassVar[bool] = False  # submissions must carry a label per row
+    dataset_ids: ClassVar[tuple[str, ...]] = ()  # ir_datasets ids (shell patterns) whose gold picks this task with auto
+    sources: ClassVar[tuple[str, ...]] = ()  # where the official definition comes from (overview paper, documentation)
 
     @property
     def submission_format(self):

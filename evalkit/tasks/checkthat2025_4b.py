@@ -22,6 +22,8 @@ class CheckThat2025Task4b(Task):
     run_formats = ("checkthat-list", "trec-run")
     submission = "checkthat2025-4b"
     submission_depth = 5
+    sources = ("CLEF 2025 CheckThat! Lab, Task 4b (scientific claim source retrieval): the task's page and the organisers' "
+               "scorer (MRR@5 over the gold tweets)",)
 
     def official_metrics(self) -> list[Metric]:
         return parse_metrics("mrr@5")

@@ -82,6 +82,7 @@ class ClimateCheck2025Retrieval(Task):
     """
 
     name = "climatecheck2025-retrieval"
+    sources = ("ClimateCheck 2025 shared task (SDP 2025 workshop), Subtask I: the task's page and the organisers' evaluate.py",)
     description = "ClimateCheck 2025 Subtask I: claim -> scientific abstracts"
     official_definition = "mean of Recall@2, Recall@5, Recall@10 and Bpref, as the official scorer (evaluate.py) computes them"
     default_metrics = "recall@2 recall@5 recall@10 cc-bpref"

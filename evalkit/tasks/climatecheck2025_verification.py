@@ -33,6 +33,7 @@ class ClimateCheck2025Verification(ClimateCheck2025Retrieval):
     """
 
     name = "climatecheck2025-verification"
+    sources = ("ClimateCheck 2025 shared task (SDP 2025 workshop), Subtask II: the task's page and the organisers' evaluate.py",)
     description = "ClimateCheck 2025 Subtask II: Supports / Refutes / Not Enough Information per retrieved pair"
     official_definition = "F1 + Recall@10: weighted F1 over predicted rows whose pair the gold judges (labels lower-cased), plus Recall@10"
     default_metrics = "recall@10"

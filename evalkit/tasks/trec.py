@@ -13,6 +13,7 @@ class TrecTask(Task):
     """Official score: the first number asked for (default nDCG@10), trec_eval semantics."""
 
     name = "trec"
+    sources = ("trec_eval (github.com/usnistgov/trec_eval): its measures, as evalkit's trec_eval-compatible metrics compute them",)
     description = "any metrics over TREC or BEIR qrels and runs (trec_eval semantics)"
     official_definition = "the first metric given with --metrics (default nDCG@10)"
     default_metrics = "ndcg@10 map mrr recall@100 p@10 bpref"
