@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -23,6 +24,7 @@ class MAP(Metric):
     aliases = ("ap", "map", "average_precision", "map_avgjg")
     cutoff_aliases = ("map_cut",)
     trec = ("map", "map_cut_")
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

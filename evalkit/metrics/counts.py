@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -21,6 +22,7 @@ class NumQ(Metric):
     aggregation = "sum"
     summary_only = True
     trec = ("num_q", None)
+    parameters = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return np.ones(judged.n_queries)
@@ -39,6 +41,7 @@ class NumRet(Metric):
     params = ()
     aggregation = "sum"
     trec = ("num_ret", None)
+    parameters = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.num_ret.copy()
@@ -56,6 +59,7 @@ class NumRel(Metric):
     cutoff = "none"
     aggregation = "sum"
     trec = ("num_rel", None)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.num_rel.copy()
@@ -73,6 +77,7 @@ class NumRelRet(Metric):
     aliases = ("num_rel_ret",)
     aggregation = "sum"
     trec = ("num_rel_ret", None)
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.per_query_count(judged.relevant & self.within_cutoff(judged))

@@ -6,6 +6,10 @@ import numpy as np
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, _number, safe_divide
 from evalkit.metrics.trec_names import c_values
+from evalkit.metrics.parameters import RANK_CUTOFF, REL, Param
+
+BETA = Param("beta", "weight of recall against precision, F = (beta + 1) P R / (beta P + R) (trec_eval set_F.x)", low=0,
+             default="1 (F1)")
 
 
 @register
@@ -28,6 +32,7 @@ class F1(Metric):
     params = ("rel", "beta")
     spec_kind = "values"
     trec = ("set_F", None)
+    parameters = (RANK_CUTOFF, REL, BETA)
 
     def configure(self, spec: str) -> None:
         """trec_eval's ``set_F.x``: x weighs recall against precision (ir_measures' ``beta``)."""

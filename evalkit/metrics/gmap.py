@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from evalkit.metrics import register
 from evalkit.metrics.average_precision import MAP
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -23,3 +24,4 @@ class GMAP(MAP):
     aggregation = "gmean"
     summary_only = True
     trec = ("gm_map", None)
+    parameters = (REL,)

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF
 
 
 @register
@@ -31,6 +32,7 @@ class JudgedShare(Metric):
     name = "Judged"
     aliases = ("judged", "judged_at", "judgment_rate")
     params = ()
+    parameters = (RANK_CUTOFF,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return safe_divide(judged.per_query_count(self.within_cutoff(judged)), judged.retrieved_within(self.k))

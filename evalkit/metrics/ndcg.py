@@ -8,6 +8,7 @@ from evalkit.metrics.base import Judged, Metric, safe_divide
 from evalkit.metrics.dcg import dcg_pair
 from evalkit.metrics.gains import GainParams
 from evalkit.ranking import group_positions
+from evalkit.metrics.parameters import GAIN, RANK_CUTOFF
 
 
 @register
@@ -32,6 +33,7 @@ class NDCG(GainParams, Metric):
     cutoff_aliases = ("ndcg_cut",)
     params = ()  # gains are the grades; the relevance level plays no part (trec_eval ndcg ignores -l too)
     trec = ("ndcg", "ndcg_cut_")
+    parameters = (RANK_CUTOFF, GAIN)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         if self.spec is not None:  # a gain table: trec_eval's ndcg.1=3,2=9
@@ -48,4 +50,3 @@ class NDCG(GainParams, Metric):
             ok &= ideal_rank <= self.k
         idcg = np.bincount(jq[ok], weights=jg[ok] / clib.log2_of(ideal_rank[ok] + 1), minlength=judged.n_queries)
         return safe_divide(dcg, idcg)
-

@@ -19,6 +19,7 @@ import re
 
 from evalkit.errors import UsageError
 from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
+from evalkit.metrics.parameters import CUTOFFS
 from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
 
 # linear: no two blank runs meet (``\s*(...)?\s*`` split one run of blanks in n ways)
@@ -83,19 +84,12 @@ def _params(cls: type[Metric], text: str | None, token: str) -> dict:
 
 
 def _cutoff(cls: type[Metric], text: str, token: str) -> float:
-    if cls.cutoff_kind == "multiple":
-        multiple = _number(text, "the multiple", token)
-        if multiple < 0:
-            raise UsageError(f"metric {token!r}: the multiple must not be negative")
-        return multiple
-    if cls.cutoff_kind == "level":
-        level = _number(text, "the recall level", token)
-        if not 0 <= level <= 1:
-            raise UsageError(f"metric {token!r}: the recall level must be between 0 and 1")
-        return level
-    if not re.fullmatch(r"-?[0-9]+", text) or int(text) <= 0:
-        raise UsageError(f"metric {token!r}: the cutoff k must be a positive integer")
-    return int(text)
+    """The cutoff as a number (its range is the metric's declaration, :mod:`evalkit.metrics.parameters`)."""
+    if cls.cutoff_kind == "rank":
+        if not re.fullmatch(r"[+-]?[0-9]{1,30}", text):
+            raise UsageError(f"metric {token!r}: {CUTOFFS['rank'].rule_text()}")
+        return int(text)
+    return _number(text, "the multiple" if cls.cutoff_kind == "multiple" else "the recall level", token)
 
 
 def _lookup(name: str) -> tuple[type[Metric], str] | None:

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -20,6 +21,7 @@ class MRR(Metric):
     name = "MRR"
     aliases = ("rr", "recip_rank", "mrr", "reciprocal_rank")
     trec = ("recip_rank", None)
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         first = judged.first_relevant_rank()

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -20,6 +21,7 @@ class RelP(Metric):
     aliases = ("relp", "relative_p", "relative_precision")
     set_aliases = ("set_relative_p",)
     trec = ("set_relative_P", "relative_P_")
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -19,6 +20,7 @@ class SetAP(Metric):
     aliases = ("set_map", "setap", "set_ap")
     cutoff = "none"
     trec = ("set_map", None)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant)

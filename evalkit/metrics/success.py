@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -22,6 +23,7 @@ class Success(Metric):
     aliases = ("success", "hit_rate", "hitrate")
     trec = (None, "success_")
     binary = True
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         first = judged.first_relevant_rank()

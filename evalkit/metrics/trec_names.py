@@ -122,10 +122,26 @@ def c_atol(text: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+_C_FLOAT = re.compile(r"\s*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
+                      r"|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|(inf(?:inity)?|nan)(?:\([0-9A-Za-z_]*\))?)", re.I)
+
+
 def c_atof(text: str) -> float:
-    """C's ``atof``: the leading number of ``text`` (``.5,`` -> 0.5, ``x`` -> 0.0), as trec_eval reads a parameter."""
-    match = re.match(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", text)
-    return float(match.group(1)) if match else 0.0
+    """C's ``atof``: the leading number of ``text`` (``.5,`` -> 0.5, ``x`` -> 0.0), as trec_eval reads a parameter.
+
+    As C reads it, ``nan``, ``inf`` and hexadecimal (``0x1p3``) are numbers too, and ``1e999`` is infinite: the
+    declared ranges (:mod:`evalkit.metrics.parameters`) refuse what is not finite, never a silent 0.
+    """
+    match = _C_FLOAT.match(text)
+    if not match:
+        return 0.0
+    sign, hexa, decimal, special = match.groups()
+    if hexa:
+        body = hexa if "p" in hexa.lower() else hexa + "p0"
+        value = float.fromhex(body)
+    else:
+        value = float(decimal or special)
+    return -value if sign == "-" else value
 
 
 def c_values(spec: str) -> list[float]:
