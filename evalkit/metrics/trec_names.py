@@ -65,7 +65,30 @@ def expand_sets(spec: str) -> str:
                             spec)
 
 
-def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
+JUDGMENT_GROUP_MEASURES = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")  # what trec_eval computes under -R qrels_jg
+_BY_LOWER = {name.lower(): name for name in (*ORDER, *_NICKNAMES, "trec_eval")}
+
+
+def check_trec_eval_names(names: list[str], judgment_groups: bool) -> None:
+    """Refuse what trec_eval refuses among measure names it knows: a name in another case (its names are
+    case-sensitive: ``p.5``), and under ``-R qrels_jg`` any measure but those it computes from judgment groups
+    (``map`` there: "rel_info format not qrels"), or an ``_avgjg`` measure without judgment groups."""
+    from evalkit.errors import UsageError, shown
+
+    for token in names:
+        name = token.partition(".")[0]
+        known = _BY_LOWER.get(name.lower())
+        if known is not None and known != name:
+            raise UsageError(f"measure {shown(token)}: trec_eval's measure names are case-sensitive: write {known} "
+                             "(or leave out --output trec_eval)")
+        if judgment_groups and name not in JUDGMENT_GROUP_MEASURES:
+            raise UsageError(f"measure {shown(token)}: with judgment groups (-R qrels_jg) trec_eval computes only "
+                             f"{', '.join(JUDGMENT_GROUP_MEASURES)} (the qrels_jg set); it refuses {name} (rel_info format not qrels)")
+        if not judgment_groups and name in JUDGMENT_GROUP_MEASURES[2:]:
+            raise UsageError(f"measure {shown(token)}: {name} needs judgment groups (-R qrels_jg); trec_eval refuses it on plain qrels")
+
+
+def expand_trec_eval(spec: str | list[str] | tuple[str, ...], judgment_groups: bool = False) -> list[str]:
     """Measure names read as trec_eval reads its ``-m`` arguments.
 
     Bare ``P``, ``recall``, ``relative_P`` and ``success`` are trec_eval's
@@ -74,7 +97,8 @@ def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
     a family's parameters are those of its first ``name.params`` argument,
     whether the family is named alone or through a nickname: ``-m all_trec
     -m relstring.20`` prints ``relstring_20`` only, ``-m P.5 -m P.10`` only
-    ``P_5``, as trec_eval does.
+    ``P_5``, as trec_eval does. What trec_eval refuses among its own names
+    is refused (:func:`check_trec_eval_names`).
     """
     tokens = [token for part in ([spec] if isinstance(spec, str) else list(spec)) for token in part.split()]
     given: dict[str, str] = {}
@@ -93,6 +117,7 @@ def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
                 name = f"{name}.{FAMILY_DEFAULTS[name]}"
             if name not in out:
                 out.append(name)
+    check_trec_eval_names(out, judgment_groups)
     return out
 
 
