@@ -23,7 +23,6 @@ writers never lose an entry.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.jsonout import strict
 from evalkit.regression_schema import FORMAT_VERSION
 
 DEFAULT_TOLERANCE = 0.001
@@ -99,7 +99,7 @@ class RegressionBaseline:
     def to_json(self) -> str:
         data = {"evalkit_baseline": FORMAT_VERSION, "description": self.description, "tolerance": self.tolerance}
         data["entries"] = [e.to_json() for e in self.entries]
-        return json.dumps(data, indent=2) + "\n"
+        return strict(data, f"baseline {self.path}", indent=2) + "\n"
 
     def save(self) -> None:
         from evalkit.outputs import atomic_write
