@@ -21,6 +21,10 @@ from evalkit.errors import UsageError, shown
 if TYPE_CHECKING:
     from evalkit.metrics.base import Metric
 
+class ParameterError(UsageError):
+    """A measure's parameter outside its declaration (a known measure, a bad value): never a name to look up elsewhere."""
+
+
 MAX_WEIGHT = 1e100  # |gain|, |coefficient|: a weighted sum over any list (< 1e18 documents) stays far from a double's 1.8e308
 
 
@@ -93,7 +97,7 @@ def declared(cls: type["Metric"], name: str) -> Param | None:
 
 
 def check(metric: "Metric", values: Iterable[tuple[str, float]] | None = None) -> None:
-    """Refuse a metric whose parameter values break its class's declarations: one :class:`UsageError`.
+    """Refuse a metric whose parameter values break its class's declarations: one :class:`ParameterError`.
 
     ``values`` defaults to the metric's own (:meth:`~evalkit.metrics.base.Metric.parameter_values`).
     """
@@ -102,10 +106,10 @@ def check(metric: "Metric", values: Iterable[tuple[str, float]] | None = None) -
         param = declared(cls, name)
         if param is None:
             supported = ", ".join(p.name for p in cls.parameters) or "none"
-            raise UsageError(f"metric {_label(metric)}: parameter {name!r} is not supported by {cls.name} (supported: {supported})")
+            raise ParameterError(f"metric {_label(metric)}: parameter {name!r} is not supported by {cls.name} (supported: {supported})")
         why = param.problem(value)
         if why is not None:
-            raise UsageError(f"metric {_label(metric)}: {param.rule_text()}; {name} = {_text(value)} {why}")
+            raise ParameterError(f"metric {_label(metric)}: {param.rule_text()}; {name} = {_text(value)} {why}")
 
 
 def _label(metric: "Metric") -> str:

@@ -19,7 +19,7 @@ import re
 
 from evalkit.errors import UsageError, shown
 from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
-from evalkit.metrics.parameters import CUTOFFS
+from evalkit.metrics.parameters import CUTOFFS, ParameterError
 from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
 from evalkit.values import NUMBER
 
@@ -64,7 +64,7 @@ def _number(text: str, what: str, token: str) -> float:
     try:
         return number_text(text, what)  # the one number rule of every input
     except ValueProblem as problem:
-        raise UsageError(f"metric {token!r}: {problem}") from None
+        raise ParameterError(f"metric {token!r}: {problem}") from None
 
 
 def _params(cls: type[Metric], text: str | None, token: str) -> dict:
@@ -91,7 +91,7 @@ def _cutoff(cls: type[Metric], text: str, token: str) -> float:
     """The cutoff as a number (its range is the metric's declaration, :mod:`evalkit.metrics.parameters`)."""
     if cls.cutoff_kind == "rank":
         if not re.fullmatch(r"[+-]?[0-9]{1,30}", text):
-            raise UsageError(f"metric {token!r}: {CUTOFFS['rank'].rule_text()}")
+            raise ParameterError(f"metric {token!r}: {CUTOFFS['rank'].rule_text()}")
         return int(text)
     return _number(text, "the multiple" if cls.cutoff_kind == "multiple" else "the recall level", token)
 
@@ -133,7 +133,7 @@ def _trec_rank(base: str, text: str) -> str:
     trec_eval's ``atol`` would have read."""
     if _RANK_TEXT.match(text):
         return str(c_atol(text))
-    raise UsageError(f"metric {shown(base + '.' + text)}: the cutoff {shown(text)} is not a number of documents (trec_eval's atol reads it as "
+    raise ParameterError(f"metric {shown(base + '.' + text)}: the cutoff {shown(text)} is not a number of documents (trec_eval's atol reads it as "
                      f"{c_atol(text)}; write {base}.{c_atol(text)} if that is meant)")
 
 
@@ -156,7 +156,7 @@ def _expand_list(match: re.Match) -> str:
         cutoffs.pop()  # a separator of evalkit's list ("P.5, ndcg@10"), not an empty cutoff
     token = f"{base}.{text}"
     if "" in cutoffs:
-        raise UsageError(f"metric {shown(token)}: an empty cutoff in the list (trec_eval refuses it: 'Negative cutoff detected')")
+        raise ParameterError(f"metric {shown(token)}: an empty cutoff in the list (trec_eval refuses it: 'Negative cutoff detected')")
     seen: dict[float | str, str] = {}
     for piece in cutoffs:
         key: float | str = piece
@@ -165,7 +165,7 @@ def _expand_list(match: re.Match) -> str:
         elif NUMBER.match(piece):
             key = float(piece)
         if key in seen:
-            raise UsageError(f"metric {shown(token)}: the cutoff {piece} is given twice (trec_eval refuses duplicate cutoffs)")
+            raise ParameterError(f"metric {shown(token)}: the cutoff {piece} is given twice (trec_eval refuses duplicate cutoffs)")
         seen[key] = piece
     return " ".join([f"{base}.{piece}" for piece in cutoffs] + [",".join(rest)] * bool(rest))
 
