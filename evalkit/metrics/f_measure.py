@@ -36,7 +36,7 @@ class F1(Metric):
 
     def configure(self, spec: str) -> None:
         """trec_eval's ``set_F.x``: x weighs recall against precision (ir_measures' ``beta``)."""
-        self.options["beta"] = c_values(spec)[0]
+        self.options["beta"] = c_values(spec, "set_F")[0]
         self.trec_text, self.spec = spec, None  # the label shows beta; trec_eval's name keeps the text as typed
 
     @property

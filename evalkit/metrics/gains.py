@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from evalkit.errors import UsageError
 from evalkit.metrics.ranked_lists import NONPOOL, UNJUDGED, RankedList, level_counts
-from evalkit.metrics.trec_names import c_atof
+from evalkit.metrics.trec_names import c_number
 
 
 @dataclass
@@ -48,7 +48,7 @@ def parse_pairs(spec: str, metric: str, extra: tuple[str, ...] = ()) -> list[tup
         if not _valid_int(name) and name not in extra:
             supported = "level=gain pairs" + (f", {', '.join(extra)}" if extra else "")
             raise UsageError(f"metric {metric}({spec}): parameter {name!r} is not supported by {metric} (supported: {supported})")
-        pairs.append((name, c_atof(value)))
+        pairs.append((name, c_number(value, metric, spec)))
     return pairs
 
 

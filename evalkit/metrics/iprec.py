@@ -116,7 +116,7 @@ class ElevenPointAP(Metric):
     parameters = (REL, AVERAGED_LEVEL)
 
     def configure(self, spec: str) -> None:
-        self.levels = c_values(spec)
+        self.levels = c_values(spec, self.name)
 
     def spec_values(self) -> list[tuple[str, float]]:
         return [("level", level) for level in self.levels]

@@ -27,7 +27,7 @@ from evalkit.values import NUMBER
 _TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.+\-]*?)\s*(?:\((?P<params>[^()]*)\)\s*)?(?:@\s*(?P<k>[^@()\s]+))?$")
 _TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)_(?P<k>[0-9]+(?:\.[0-9]+)?)$")
 _TREC_LIST = re.compile(r"(?<![\w\-.@(])(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>[+\-0-9.][^\s;()]*)")
-_TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>[+\-0-9.][^\s@()]*)$")
+_TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>[^\s@()]+)$")
 # a rank cutoff as trec_eval's atol reads it: digits (a leading +), a decimal fraction cut off (its own test suite
 # writes ndcg_cut.23.4 for 23); never an exponent or letters after them (P.1e1 and P.5x, which atol reads as 1 and 5)
 _RANK_TEXT = re.compile(r"\+?[0-9]{1,30}(?:\.[0-9]*)?\Z")
@@ -156,7 +156,8 @@ def _expand_list(match: re.Match) -> str:
         cutoffs.pop()  # a separator of evalkit's list ("P.5, ndcg@10"), not an empty cutoff
     token = f"{base}.{text}"
     if "" in cutoffs:
-        raise ParameterError(f"metric {shown(token)}: an empty cutoff in the list (trec_eval refuses it: 'Negative cutoff detected')")
+        how = "refuses it: 'Negative cutoff detected'" if found[0].cutoff_kind == "rank" else "reads it as 0"
+        raise ParameterError(f"metric {shown(token)}: an empty cutoff in the list (trec_eval {how})")
     seen: dict[float | str, str] = {}
     for piece in cutoffs:
         key: float | str = piece

@@ -169,9 +169,23 @@ def c_atof(text: str) -> float:
     return -value if sign == "-" else value
 
 
-def c_values(spec: str) -> list[float]:
-    """trec_eval's comma-separated parameter values, each read with ``atof``."""
-    return [c_atof(part) for part in spec.split(",")]
+def c_number(text: str, metric: str, spec: str) -> float:
+    """A parameter value of trec_eval's text, read as ``atof`` reads it (decimal, hexadecimal, ``nan``, ``inf``) when
+    that is all the text holds: a value with letters after the number (``3x``, which ``atof`` reads as 3) or an empty
+    one (``1,,0,0``, read as 0) is refused, surely not what was meant."""
+    match = _C_FLOAT.match(text)
+    if match is None or match.end() != len(text) or text[:1].isspace():
+        from evalkit.errors import shown
+        from evalkit.metrics.parameters import ParameterError
+
+        what = "a value is empty" if text == "" else f"{shown(text)} is not a number"
+        raise ParameterError(f"metric {shown(f'{metric}({spec})')}: {what} (trec_eval's atof reads it as {c_atof(text):g})")
+    return c_atof(text)
+
+
+def c_values(spec: str, metric: str = "") -> list[float]:
+    """trec_eval's comma-separated parameter values, each read with ``atof`` (:func:`c_number`)."""
+    return [c_number(part, metric, spec) for part in spec.split(",")]
 
 
 def order_key(name: str) -> int:

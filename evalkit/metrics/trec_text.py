@@ -7,7 +7,7 @@ from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.ranked_lists import ranked_lists
 from evalkit.metrics.parameters import Param
-from evalkit.metrics.trec_names import c_atof
+from evalkit.metrics.trec_names import c_number
 
 
 @register
@@ -53,7 +53,7 @@ class RelString(Metric):
     parameters = (LENGTH,)
 
     def configure(self, spec: str) -> None:
-        self.length = c_atof(spec.split(",")[0])
+        self.length = c_number(spec.split(",")[0], self.name, spec)
 
     def spec_values(self) -> list[tuple[str, float]]:
         return [("length", self.length)]

@@ -36,7 +36,7 @@ class Utility(Metric):
     parameters = (REL, *COEFFICIENTS)
 
     def configure(self, spec: str) -> None:
-        self.coefficients = c_values(spec)
+        self.coefficients = c_values(spec, self.name)
         if len(self.coefficients) != 4:
             raise UsageError(f"metric utility({spec}): give four coefficients p1,p2,p3,p4 (trec_eval: utility.1,-1,0,0)")
 
