@@ -20,7 +20,7 @@ from helpers import run_cli
 
 # values a careless organiser or a hostile participant writes; each is refused, whatever the path
 HOSTILE_VALUES = [
-    "rbp.p=nan", "rbp.p=2", "rbp.p=1", "rbp.p=0", "rbp.p=-0.5", "rbp.p=0x1p1", "rbp(p=inf)", "rbp_resid.p=inf", "rbp_resid.p=1",
+    "rbp.p=nan", "rbp.p=2", "rbp.p=1", "rbp.p=1e-400x", "rbp.p=-0.5", "rbp.p=0x1p1", "rbp(p=inf)", "rbp_resid.p=inf", "rbp_resid.p=1",
     "utility.nan,1,0,0", "utility.1e308,1e308,0,0", "utility.1,-1,0,inf", "utility(1,-1,0,1e101)",
     "ndcg.1=nan", "ndcg.1=inf", "ndcg(2=-inf)", "dcg.2=1e309", "ideal_dcg.1=nan", "G.1=-inf", "Rndcg.1=nan", "ndcg_rel.0=1e200",
     "set_F.beta=nan", "set_F.nan", "set_F.-1", "F(beta=inf)", "11pt_avg.1.5", "11pt_avg.nan", "11pt_avg(0.5,-0.1)",
@@ -30,7 +30,7 @@ HOSTILE_VALUES = [
 # spellings trec_eval refuses (repeated or empty cutoffs) or reads as a number nobody meant (atol: 5x -> 5, 1e1 -> 1)
 HOSTILE_SPELLINGS = ["P.5,5", "recall.30,30", "success.1,1", "P.5,", "P.5,,10", "iprec_at_recall.0.1,1e-1", "P.5x", "P.1e1", "ndcg_cut.1e2"]
 HOSTILE = HOSTILE_VALUES + HOSTILE_SPELLINGS
-FINE = ["rbp.p=0.5", "rbp(p=0.8,1=3)", "utility.2,-1,0.5,0.25", "ndcg.1=3,2=9", "set_F.0.5", "F(beta=2)", "11pt_avg.0.2,0.5,0.8",
+FINE = ["rbp.p=0.5", "rbp.p=0", "rbp(p=0.8,1=3)", "utility.2,-1,0.5,0.25", "ndcg.1=3,2=9", "set_F.0.5", "F(beta=2)", "11pt_avg.0.2,0.5,0.8",
         "relstring.20", "ndcg_cut.+30", "ndcg_cut.23.4", "iprec_at_recall.1e-1", "Rprec_mult.0.3,1.5", "P.5,10", "P.5, ndcg@10"]
 
 QRELS = "1 0 d1 1\n1 0 d2 2\n1 0 d3 0\n2 0 d1 1\n"
@@ -80,7 +80,7 @@ def test_every_measure_declares_its_parameters_beside_its_formula(cls):
 def test_the_table_is_generated_from_the_declarations():
     table = table_markdown()
     assert all(cls.name.replace("_", "\\_") in table or cls.name in table for cls in registered())
-    assert "number in (0, 1)" in table  # rbp's p
+    assert "number in [0, 1)" in table  # rbp's p
     assert len(table_rows()) >= len(registered())
 
 

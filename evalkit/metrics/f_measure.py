@@ -9,7 +9,7 @@ from evalkit.metrics.trec_names import c_values
 from evalkit.metrics.parameters import RANK_CUTOFF, REL, Param
 
 BETA = Param("beta", "weight of recall against precision, F = (beta + 1) P R / (beta P + R) (trec_eval set_F.x)", low=0,
-             default="1 (F1)")
+             default="1 (F1)", spelling="F(beta=2); set_F.2")
 
 
 @register

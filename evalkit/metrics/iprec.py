@@ -11,7 +11,7 @@ from evalkit.metrics.parameters import RECALL_LEVEL, REL, Param
 
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 AVERAGED_LEVEL = Param("level", "a recall level averaged over (11pt_avg.0.2,0.5,0.8)", low=0, high=1, default="0.0, 0.1, ..., 1.0",
-                       spelling="11pt_avg(0.2,0.5,0.8), trec_eval 11pt_avg.0.2,0.5,0.8")
+                       spelling="11pt_avg(0.2,0.5,0.8); 11pt_avg.0.2,0.5,0.8")
 
 
 def interpolated_precision(judged: Judged, level: float) -> np.ndarray:

@@ -41,11 +41,12 @@ class Param:
     high_open: bool = False
     bound: float | None = None  # |value| <= bound
     default: str = ""
-    spelling: str = ""  # how it is written, when not name=value (trec_eval's text: "ndcg.1=3,2=9")
+    spelling: str = ""  # how it is written: forms separated by "; " (evalkit's, then trec_eval's: "rbp(p=0.8); rbp.p=0.8")
     rule: str = ""  # the rule in words, for the error line ("the cutoff k must be a positive integer")
 
     def rule_text(self) -> str:
-        return self.rule or f"{self.name} must be a {self.range_text()} ({self.what})"
+        text = self.range_text()
+        return self.rule or f"{self.name} must be {'an' if text.startswith('integer') else 'a'} {text} ({self.what})"
 
     def range_text(self) -> str:
         """``integer > 0``, ``in (0, 1)``, ``finite, |x| <= 1e+100`` ..."""
@@ -77,17 +78,24 @@ class Param:
 
 
 def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e16 else f"{value:g}"
+    """``5``, ``0.5``, ``10^15`` (powers of ten from a million up), ``1e+100``."""
+    exponent = math.log10(abs(value)) if value else 0.0
+    if value > 0 and exponent >= 6 and exponent.is_integer():
+        return f"10^{int(exponent)}"
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e6 else f"{value:g}"
 
 
 # the declarations most metrics share (a metric names the ones it takes in its own ``parameters``)
 RANK_CUTOFF = Param("k", "rank cutoff: the top k documents", integer=True, low=1, high=1e15, default="the whole list",
-                    rule="the cutoff k must be a positive integer (at most 10^15)")
-RECALL_LEVEL = Param("k", "recall level", low=0, high=1, rule="the recall level must be between 0 and 1")
-R_MULTIPLE = Param("k", "multiple of R (the cutoff is k * R)", low=0, high=1e6, rule="the multiple must not be negative (at most 10^6)")
-REL = Param("rel", "the metric's own relevance level (grade >= rel is relevant)", bound=MAX_WEIGHT, default="the evaluation's level (-l)")
+                    spelling="name@k; name.k1,k2; name_k", rule="the cutoff k must be a positive integer (at most 10^15)")
+RECALL_LEVEL = Param("k", "recall level", low=0, high=1, spelling="IPrec@0.5; iprec_at_recall.0.5",
+                     rule="the recall level must be between 0 and 1")
+R_MULTIPLE = Param("k", "multiple of R (the cutoff is k * R)", low=0, high=1e6, spelling="Rprec_mult@0.5; Rprec_mult.0.5",
+                   rule="the multiple must not be negative (at most 10^6)")
+REL = Param("rel", "the metric's own relevance level (grade >= rel is relevant)", bound=MAX_WEIGHT, default="the evaluation's level (-l)",
+            spelling="name(rel=2)")
 GAIN = Param("gain", "gain of a relevance level (level=gain; levels are integers)", bound=MAX_WEIGHT, default="the grade",
-             spelling="name(1=3,2=9), trec_eval name.1=3,2=9")
+             spelling="name(1=3,2=9); name.1=3,2=9")
 CUTOFFS = {"rank": RANK_CUTOFF, "level": RECALL_LEVEL, "multiple": R_MULTIPLE}
 
 
@@ -126,24 +134,26 @@ def _text(value) -> str:
     return str(value)
 
 
-def table_rows() -> list[tuple[str, str, str, str, str]]:
-    """(measure, parameter, what, range, default) for every registered measure's declarations, in registration order."""
+def table_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """(measure, parameter, written as, allowed values, default, what) for every registered measure's declarations,
+    in registration order; a measure without parameters has one row, ``(none)``."""
     from evalkit.metrics import registered
 
     rows = []
     for cls in registered():
         if not cls.parameters:
-            rows.append((cls.name, "(none)", "", "", ""))
+            rows.append((cls.name, "(none)", "", "", "", ""))
         for param in cls.parameters:
-            rows.append((cls.name, param.name, param.what, param.range_text(), param.default))
+            rows.append((cls.name, param.name, param.spelling, param.range_text(), param.default, param.what))
     return rows
 
 
 def table_markdown() -> str:
-    """The declarations as a Markdown table (docs/guide/measure-parameters.md; the reference generator calls this)."""
-    from evalkit.safetext import markdown_text
-
-    lines = ["| Measure | Parameter | What | Allowed values | Default |", "|---|---|---|---|---|"]
-    for row in table_rows():
-        lines.append("| " + " | ".join(markdown_text(cell) for cell in row) + " |")
+    """The declarations as a Markdown table: docs/guide/measure-parameters.md holds it, and the reference generator
+    can call this (``python -c "from evalkit.metrics.parameters import table_markdown; print(table_markdown())"``)."""
+    lines = ["| Measure | Parameter | Written as | Allowed values | Default | What |", "|---|---|---|---|---|---|"]
+    for measure, name, spelling, allowed, default, what in table_rows():
+        forms = ", ".join(f"`{form}`" for form in spelling.split("; ") if form)
+        cells = [f"`{measure}`", name if name == "(none)" else f"`{name}`", forms, allowed, default, what]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -10,8 +10,8 @@ from evalkit.metrics.ranked_lists import level_counts, ranked_lists
 from evalkit.metrics.parameters import GAIN, Param
 
 DEFAULT_P = 0.9
-PERSISTENCE = Param("p", "persistence: the chance that the user reads on to the next document", low=0, high=1, low_open=True,
-                    high_open=True, default="0.9", spelling="rbp(p=0.8), trec_eval rbp.p=0.8")
+PERSISTENCE = Param("p", "persistence: the chance that the user reads on to the next document", low=0, high=1, high_open=True,
+                    default="0.9", spelling="rbp(p=0.8); rbp.p=0.8")
 
 
 def persistence(pairs: list[tuple[str, float]]) -> float:

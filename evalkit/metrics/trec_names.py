@@ -170,11 +170,12 @@ def c_atof(text: str) -> float:
 
 
 def c_number(text: str, metric: str, spec: str) -> float:
-    """A parameter value of trec_eval's text, read as ``atof`` reads it (decimal, hexadecimal, ``nan``, ``inf``) when
-    that is all the text holds: a value with letters after the number (``3x``, which ``atof`` reads as 3) or an empty
-    one (``1,,0,0``, read as 0) is refused, surely not what was meant."""
+    """A parameter value of trec_eval's text, read as ``atof`` reads it when that is all the text holds and it is a
+    decimal (``nan`` and ``inf`` too, which the declared ranges then refuse as not finite): a value with letters after
+    the number (``3x``, which ``atof`` reads as 3), an empty one (``1,,0,0``, read as 0) or a hexadecimal one
+    (``0x1p3``) is refused, as every number evalkit reads is an ASCII decimal (:mod:`evalkit.values`)."""
     match = _C_FLOAT.match(text)
-    if match is None or match.end() != len(text) or text[:1].isspace():
+    if match is None or match.end() != len(text) or text[:1].isspace() or match.group(2):
         from evalkit.errors import shown
         from evalkit.metrics.parameters import ParameterError
 

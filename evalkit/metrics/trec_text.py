@@ -29,7 +29,7 @@ class RunId(Metric):
         return np.full(judged.n_queries, "", dtype=object)
 
 LENGTH = Param("length", "documents shown: the first N of the list", integer=True, low=0, high=1e9, default="10",
-               spelling="relstring(20), trec_eval relstring.20")
+               spelling="relstring(20); relstring.20")
 
 
 @register

@@ -10,7 +10,7 @@ from evalkit.metrics.trec_names import c_values
 from evalkit.metrics.parameters import MAX_WEIGHT, REL, Param
 
 COEFFICIENTS = tuple(Param(f"p{i}", f"weight of {what}", bound=MAX_WEIGHT, default=default,
-                           spelling="utility(1,-1,0,0), trec_eval utility.1,-1,0,0")
+                           spelling="utility(1,-1,0,0); utility.1,-1,0,0")
                      for i, (what, default) in enumerate((("a, relevant retrieved", "1"), ("b, retrieved not relevant", "-1"),
                                                          ("c, relevant not retrieved", "0"), ("d, neither", "0")), start=1))
 
