@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import Any, Iterable
 
 from evalkit.errors import UsageError, shown
-
-if TYPE_CHECKING:
-    from evalkit.metrics.base import Metric
 
 class ParameterError(UsageError):
     """A measure's parameter outside its declaration (a known measure, a bad value): never a name to look up elsewhere."""
@@ -99,12 +96,12 @@ GAIN = Param("gain", "gain of a relevance level (level=gain; levels are integers
 CUTOFFS = {"rank": RANK_CUTOFF, "level": RECALL_LEVEL, "multiple": R_MULTIPLE}
 
 
-def declared(cls: type["Metric"], name: str) -> Param | None:
-    """``cls``'s declaration of parameter ``name``."""
+def declared(cls: Any, name: str) -> Param | None:
+    """``cls``'s declaration of parameter ``name`` (``cls``: a metric class, :class:`~evalkit.metrics.base.Metric`)."""
     return next((param for param in cls.parameters if param.name == name), None)
 
 
-def check(metric: "Metric", values: Iterable[tuple[str, float]] | None = None) -> None:
+def check(metric: Any, values: Iterable[tuple[str, float]] | None = None) -> None:
     """Refuse a metric whose parameter values break its class's declarations: one :class:`ParameterError`.
 
     ``values`` defaults to the metric's own (:meth:`~evalkit.metrics.base.Metric.parameter_values`).
@@ -120,7 +117,7 @@ def check(metric: "Metric", values: Iterable[tuple[str, float]] | None = None) -
             raise ParameterError(f"metric {_label(metric)}: {param.rule_text()}; {name} = {_text(value)} {why}")
 
 
-def _label(metric: "Metric") -> str:
+def _label(metric: Any) -> str:
     try:
         return shown(metric.label)
     except (ValueError, OverflowError):  # a label of a value it cannot print
