@@ -129,12 +129,13 @@ def _split_name(name: str, k: str | None) -> tuple[type[Metric], str, str | None
 
 
 def _trec_rank(base: str, text: str) -> str:
-    """A rank cutoff of trec_eval's ``name.k``: digits with an optional ``+``; anything else refused, naming what
-    trec_eval's ``atol`` would have read."""
+    """A rank cutoff of trec_eval's ``name.k`` as ``atol`` reads it (:data:`_RANK_TEXT`); anything else refused,
+    naming what ``atol`` would have read."""
     if _RANK_TEXT.match(text):
         return str(c_atol(text))
-    raise ParameterError(f"metric {shown(base + '.' + text)}: the cutoff {shown(text)} is not a number of documents (trec_eval's atol reads it as "
-                     f"{c_atol(text)}; write {base}.{c_atol(text)} if that is meant)")
+    read = c_atol(text)
+    raise ParameterError(f"metric {shown(base + '.' + text)}: the cutoff {shown(text)} is not a number of documents "
+                         f"(trec_eval's atol reads it as {read}; write {base}.{read} if that is meant)")
 
 
 def _expand_list(match: re.Match) -> str:
