@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                "ndcg@10": round(ndcg, 4) if ndcg is not None else None, "projected_394k_h": round(CLIMATECHECK_ABSTRACTS / rate / 3600, 2),
                "load": round((load_before + os.getloadavg()[0]) / 2, 2)}
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        print(json.dumps(row, allow_nan=False), flush=True)
     base = rows[0]
     print(f"\n{'variant':22s} {'docs/s':>8s} {'x ' + base['variant']:>20s} {'docs/CPU-s':>10s} {'x':>6s} {'nDCG@10':>8s} "
           f"{'delta':>8s} {'394k h':>7s} {'setup s':>8s} {'load':>5s}")

@@ -168,7 +168,7 @@ def main() -> int:
                         "kendall_tau": round(float(kendalltau(a, b).statistic), 4), "logit_spread": round(float(b.std()), 4)}
         row = {"variant": variant, "cpu_seconds": round(cpu, 2), "speedup_vs_torch": round(torch_cpu / cpu, 2), **fidelity}
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        print(json.dumps(row, allow_nan=False), flush=True)
     key = "cosine_mean" if kind == "features" else "max_diff_in_spreads"
     print(f"\n{'variant':24s} {'CPU s':>7s} {'x torch':>8s} {key:>20s}")
     for row in rows:

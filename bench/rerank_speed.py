@@ -162,7 +162,7 @@ def main() -> None:
                 "device": "cpu" if backend == "onnx" else pick_device(args.device), "cpu": platform.processor() or platform.machine(),
                 "trained": trained,
             }
-            print(json.dumps(record), flush=True)
+            print(json.dumps(record, allow_nan=False), flush=True)
             results.append({**record, "_scores": scores})
     base = results[0]
     print(f"\n{'backend':10s} {'pairs/s':>8s} {'speed-up':>8s} {'pairs/CPU-s':>11s} {'x':>6s} {'nDCG@10':>8s} {'delta':>8s} "

@@ -164,11 +164,11 @@ def main() -> None:
                 results[f"ray_{actors}_identical_to_local"] = distributed == local
         results["ray_1_actor_overhead"] = round(results["local_1_thread_pairs_per_s"] / results["ray_1_actor_pairs_per_s"] - 1, 3)
         results["load_after"] = round(os.getloadavg()[0], 2)
-        print(json.dumps(results), flush=True)
+        print(json.dumps(results, allow_nan=False), flush=True)
     if args.bm25_queries:
         results.update(bm25_scale(args.bm25_queries, args.bm25_docs, args.bm25_k, 2))
     ray.shutdown()
-    print(json.dumps(results))
+    print(json.dumps(results, allow_nan=False))
 
 
 if __name__ == "__main__":

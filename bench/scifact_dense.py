@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     scores = evalkit.score(result.run, data / "qrels" / "test.tsv", task="trec", metrics="ndcg@10 recall@100 mrr@10")
     record = {"mode": args.mode, "threads": args.threads, "stage_seconds": result.timings,
               "scores": {label: round(value, 4) for label, value in scores.means.items()}, "options": config.stages[0].options}
-    (out / f"{name}.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
-    print(json.dumps(record, indent=2, default=str))
+    (out / f"{name}.json").write_text(json.dumps(record, indent=2, default=str, allow_nan=False) + "\n")
+    print(json.dumps(record, indent=2, default=str, allow_nan=False))
     return 0
 
 

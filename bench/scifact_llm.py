@@ -47,8 +47,8 @@ LABEL_OF = {"SUPPORT": "Supports", "CONTRADICT": "Refutes"}
 
 def log(out: Path, record: dict) -> None:
     with open(out / "llm-timings.jsonl", "a") as handle:
-        handle.write(json.dumps(record) + "\n")
-    print(json.dumps(record), flush=True)
+        handle.write(json.dumps(record, allow_nan=False) + "\n")
+    print(json.dumps(record, allow_nan=False), flush=True)
 
 
 def load(n_queries: int, corpus=None):

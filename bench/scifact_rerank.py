@@ -82,8 +82,8 @@ def run(args, name: str, stages: list[dict], split: str = "test", train: bool = 
         scores = evalkit.score(result.run, data / "qrels" / "test.tsv", task="trec", metrics="ndcg@10 recall@20 mrr@10")
         record["scores"] = {label: round(value, 4) for label, value in scores.means.items()}
     with open(args.out / "timings.jsonl", "a") as handle:
-        handle.write(json.dumps(record, default=str) + "\n")
-    print(json.dumps(record, default=str))
+        handle.write(json.dumps(record, default=str, allow_nan=False) + "\n")
+    print(json.dumps(record, default=str, allow_nan=False))
 
 
 def run_file(args, name: str, file: str) -> dict:

@@ -7,7 +7,11 @@ the caller's when it knows one (an official score the task declares
 undefined), else what the value was (``NaN: undefined, e.g. no query had a
 value``). numpy scalars become plain numbers. Every JSON output of evalkit
 (``score -o json``, ``compare -o json``, ``leaderboard --json``, manifests)
-is written through :func:`dumps`.
+is written through :func:`dumps`, or, where a non-finite number would be a
+mistake (bundles, baselines, configs), :func:`strict`, which refuses it with
+one line naming the value's path. No JSON writer of evalkit, its systems or
+its benchmarks calls ``json.dump`` without ``allow_nan=False``
+(``tests/test_json_strict.py`` reads the code).
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ import math
 from typing import Any, Mapping
 
 import numpy as np
+
+from evalkit.errors import EvalkitError
 
 UNDEFINED_KEY = "undefined"
 DEFAULT_REASONS = {
@@ -65,3 +71,21 @@ def document(data: Mapping[str, Any], reasons: Mapping[str, str] | None = None) 
 def dumps(data: Mapping[str, Any], reasons: Mapping[str, str] | None = None, **options: Any) -> str:
     """``json.dumps`` of :func:`document`: no bare ``NaN`` or ``Infinity``, ever."""
     return json.dumps(document(data, reasons), allow_nan=False, **options)
+
+
+class NotFiniteJSON(EvalkitError):
+    """A value that strict JSON cannot hold (NaN, Infinity) on its way into a JSON file."""
+
+
+def strict(data: Any, what: str = "JSON output", **options: Any) -> str:
+    """``json.dumps(data, allow_nan=False)``: a NaN or Infinity is refused with one line naming its path (never written)."""
+    try:
+        return json.dumps(data, allow_nan=False, **options)
+    except ValueError as error:
+        undefined: dict[str, str] = {}
+        plain(data, "", undefined)
+        if not undefined:
+            raise
+        where = ", ".join(list(undefined)[:3]) + (f" and {len(undefined) - 3:,} more" if len(undefined) > 3 else "")
+        raise NotFiniteJSON(f"{what}: {where} is not a finite number (NaN or Infinity), which strict JSON cannot hold; "
+                            "nothing written") from error

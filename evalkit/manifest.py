@@ -79,7 +79,7 @@ def manifest_markdown(manifest: Mapping[str, Any]) -> str:
     from evalkit import jsonout
     from evalkit.safetext import markdown_json
 
-    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(jsonout.document(manifest), indent=2, allow_nan=False),
+    lines = ["<details><summary>Manifest</summary>", "", "```json", markdown_json(jsonout.document(manifest), indent=2),
              "```", "", "</details>"]
     return "\n".join(lines)
 

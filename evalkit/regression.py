@@ -23,7 +23,6 @@ writers never lose an entry.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 from collections.abc import Iterator
@@ -31,7 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import EvalkitError, UsageError
+from evalkit.errors import EvalkitError, InputError, UsageError
+from evalkit.jsonout import strict
 from evalkit.regression_schema import FORMAT_VERSION
 
 DEFAULT_TOLERANCE = 0.001
@@ -99,7 +99,7 @@ class RegressionBaseline:
     def to_json(self) -> str:
         data = {"evalkit_baseline": FORMAT_VERSION, "description": self.description, "tolerance": self.tolerance}
         data["entries"] = [e.to_json() for e in self.entries]
-        return json.dumps(data, indent=2) + "\n"
+        return strict(data, f"baseline {self.path}", indent=2) + "\n"
 
     def save(self) -> None:
         from evalkit.outputs import atomic_write
@@ -146,12 +146,28 @@ def load(path: str | os.PathLike, create: bool = False) -> RegressionBaseline:
         return RegressionBaseline(target, [])
     data = parse_json(load_text(target).text(), str(path), pairs_hook=schema.unique_keys)
     top, items = schema.check(data, str(path))
+    check_metrics(items, str(path))
     entries = [
         Entry(item.get("name") or Path(item["run"]).name, item["task"], item["gold"], item["run"], item["metric"], item["expected"],
               {k: item[k] for k in ("missing", "allow_partial") if k in item})
         for item in items
     ]
     return RegressionBaseline(target, entries, top.get("tolerance", DEFAULT_TOLERANCE), top.get("description", ""))
+
+
+def check_metrics(items: list[dict[str, Any]], path: str) -> None:
+    """Refuse an entry naming a known measure with parameters outside its declaration (``rbp.p=2``): the file is
+    wrong, whatever else it holds. A name evalkit does not know may be a task's own label and is left to the scorer."""
+    from evalkit.metrics import parse_metrics
+    from evalkit.metrics.parameters import ParameterError
+
+    for number, item in enumerate(items, start=1):
+        try:
+            parse_metrics(item["metric"])
+        except ParameterError as problem:
+            raise InputError(path, f"entry {number}: {problem}") from None
+        except UsageError:
+            pass
 
 
 class Scorer:
@@ -172,15 +188,19 @@ class Scorer:
     def value(self, task_name: str, gold: str, run: str, metric: str, options: dict[str, Any]) -> tuple[float, str]:
         """``(value, metric label)``; ``metric`` is a metric name, a task's official label, or ``official``."""
         from evalkit.formats import read_run
-        from evalkit.metrics import parse_metric
+        from evalkit.metrics import parse_metrics
+        from evalkit.metrics.parameters import ParameterError
         from evalkit.options import ScoringOptions
         from evalkit.tasks import get_task
 
         task = get_task(task_name)
         label, extra = metric, None
         if metric != OFFICIAL:
-            try:
-                label, extra = parse_metric(metric).label, [metric]
+            try:  # the list reader: trec_eval's forms (rbp.p=0.8) are read as everywhere else
+                parsed = parse_metrics(metric)
+                label, extra = (parsed[0].label, [metric]) if len(parsed) == 1 else (metric, None)
+            except ParameterError:
+                raise
             except UsageError:
                 pass  # a task's own official label, e.g. ClimateCheck's mean of four metrics
         scoring = ScoringOptions.of(**{k: options[k] for k in ("missing", "allow_partial") if k in options})

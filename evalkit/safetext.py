@@ -64,7 +64,7 @@ def markdown_text(text: object) -> str:
 
 def markdown_json(value: Any, **dumps: Any) -> str:
     """``json.dumps(value)`` with ``< > & { }`` inside strings as ``\\u`` escapes (safe in a fenced block anywhere)."""
-    text = json.dumps(value, **dumps)
+    text = json.dumps(value, allow_nan=False, **dumps)
     return _JSON_STRING.sub(lambda m: m.group(0).translate(_JSON_UNSAFE), text)
 
 

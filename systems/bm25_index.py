@@ -131,10 +131,10 @@ class SparseIndex:
                 yield top_k(scores.data[lo:hi], scores.indices[lo:hi], k, tie_rank)
 
     def save(self, folder: Path) -> None:
-        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False, allow_nan=False), encoding="utf-8")
         for name in ("data", "indices", "indptr"):
             np.save(folder / f"{name}.npy", getattr(self.weights, name), allow_pickle=False)
-        (folder / "shape.json").write_text(json.dumps(list(self.weights.shape)), encoding="utf-8")
+        (folder / "shape.json").write_text(json.dumps(list(self.weights.shape), allow_nan=False), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path) -> "SparseIndex":
@@ -174,7 +174,7 @@ class RankBM25Index:
 
     def save(self, folder: Path) -> None:
         state = None if self.model is None else {name: getattr(self.model, name) for name in self.STATE}
-        (folder / "rank_bm25.json").write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+        (folder / "rank_bm25.json").write_text(json.dumps(state, ensure_ascii=False, allow_nan=False), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path) -> "RankBM25Index":
@@ -223,7 +223,7 @@ def load_or_build(backend: str, key: str | None, build, meta: dict[str, Any]):
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=folder.parent))
     try:
         index.save(tmp)
-        (tmp / "meta.json").write_text(json.dumps({**meta, "backend": backend, "format": FORMAT_VERSION}, indent=1), encoding="utf-8")
+        (tmp / "meta.json").write_text(json.dumps({**meta, "backend": backend, "format": FORMAT_VERSION}, indent=1, allow_nan=False), encoding="utf-8")
         os.replace(tmp, folder)
     except OSError:  # another process cached it first, or the disk is full: the index is still usable
         shutil.rmtree(tmp, ignore_errors=True)

@@ -357,7 +357,7 @@ class DenseRetriever(Retriever):
         folder = super().save(folder)
         data = {**self.config(), "weights": "model", "training_log": self.training_log}
         self.model.save(str(folder / "model"))
-        atomic_write(folder / "evalkit-system.json", json.dumps(data, indent=2) + "\n", force=True)
+        atomic_write(folder / "evalkit-system.json", json.dumps(data, indent=2, allow_nan=False) + "\n", force=True)
         return folder
 
     @classmethod

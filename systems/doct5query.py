@@ -180,7 +180,7 @@ class DocT5Query(Retriever):
             model.save_pretrained(folder / MODEL_FOLDER)
             tokenizer.save_pretrained(folder / MODEL_FOLDER)
         folder = super().save(folder)
-        atomic_write(folder / "evalkit-system.json", json.dumps(self.config(), indent=2) + "\n", force=True)
+        atomic_write(folder / "evalkit-system.json", json.dumps(self.config(), indent=2, allow_nan=False) + "\n", force=True)
         return folder
 
     @classmethod
@@ -212,7 +212,7 @@ class DocT5Query(Retriever):
             sidecar = path.with_name(path.name + ".settings.json")
             if sidecar.exists():
                 stored = json.loads(sidecar.read_text())
-                wanted = json.loads(json.dumps(self.cache_settings(corpus)))
+                wanted = json.loads(json.dumps(self.cache_settings(corpus), allow_nan=False))
                 if stored != wanted:
                     differing = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
                     raise UsageError(f"{path}: expansions made with other settings ({', '.join(differing)}); "
@@ -240,7 +240,7 @@ class DocT5Query(Retriever):
         return [expansions for _, batch in self.generation_batches(doc_ids, texts) for expansions in batch]
 
     def fingerprint(self) -> str:
-        return json.dumps(self.cache_settings_without_corpus(), sort_keys=True)
+        return json.dumps(self.cache_settings_without_corpus(), sort_keys=True, allow_nan=False)
 
     def cache_settings_without_corpus(self) -> dict[str, Any]:
         o = self.options
@@ -262,7 +262,7 @@ class DocT5Query(Retriever):
             path.parent.mkdir(parents=True, exist_ok=True)
             sidecar = path.with_name(path.name + ".settings.json")
             if complete == 0 and not sidecar.exists():
-                atomic_write(sidecar, json.dumps(self.cache_settings(corpus), indent=1) + "\n", force=True)
+                atomic_write(sidecar, json.dumps(self.cache_settings(corpus), indent=1, allow_nan=False) + "\n", force=True)
             ids, texts = [corpus.ids[i] for i in missing], [self._source_text(corpus, i) for i in missing]
             if engine.distributed:
                 work = Work(self.generate, (ids, texts), batch_size=o.generation_batch_size, what="documents")
@@ -273,7 +273,7 @@ class DocT5Query(Retriever):
                 handle.truncate(complete)  # drop a partial last line
                 handle.seek(complete)
                 for ids, expansions in batches:
-                    lines = "".join(json.dumps({"id": d, "expansions": e}, ensure_ascii=False) + "\n"
+                    lines = "".join(json.dumps({"id": d, "expansions": e}, ensure_ascii=False, allow_nan=False) + "\n"
                                     for d, e in zip(ids, expansions))
                     handle.write(lines.encode("utf-8"))
                     handle.flush()

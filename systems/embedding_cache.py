@@ -47,7 +47,7 @@ def load(folder: str | Path, ids: Sequence[str], settings: dict[str, Any]) -> np
         matrix = np.load(folder / "embeddings.npy", allow_pickle=False, mmap_mode=None)
     except (OSError, ValueError) as exc:
         raise UsageError(f"{folder}: mismatched embedding cache (unreadable: {exc}); delete the folder to re-encode") from None
-    wanted = json.loads(json.dumps(settings, sort_keys=True, default=str))
+    wanted = json.loads(json.dumps(settings, sort_keys=True, default=str, allow_nan=False))
     if stored_settings != wanted:
         differing = sorted(k for k in set(wanted) | set(stored_settings) if wanted.get(k) != stored_settings.get(k))
         raise UsageError(
@@ -74,6 +74,6 @@ def store(folder: str | Path, ids: Sequence[str], settings: dict[str, Any], matr
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
     atomic_write(folder / "embeddings.npy", buffer.getvalue(), force=True)
-    atomic_write(folder / "ids.json", json.dumps(list(ids)), force=True)
-    atomic_write(folder / "settings.json", json.dumps(settings, sort_keys=True, indent=1, default=str) + "\n", force=True)
+    atomic_write(folder / "ids.json", json.dumps(list(ids), allow_nan=False), force=True)
+    atomic_write(folder / "settings.json", json.dumps(settings, sort_keys=True, indent=1, default=str, allow_nan=False) + "\n", force=True)
     return folder

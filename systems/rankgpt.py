@@ -128,7 +128,7 @@ class RankGPT(LLMSystem, Reranker):
         """:meth:`permute` of some queries, each order as JSON (the LLM calls a distributed engine runs remotely)."""
         texts = {d: t for docs, ts in zip(doc_lists, text_lists) for d, t in zip(docs, ts)}
         orders = self.permute(dict(zip(query_ids, query_texts)), dict(zip(query_ids, doc_lists)), texts.__getitem__)
-        return [json.dumps(orders[q]) for q in query_ids]
+        return [json.dumps(orders[q], allow_nan=False) for q in query_ids]
 
     def score_lists(self, candidates: Candidates, engine: Engine = LOCAL) -> dict[str, dict[str, float]]:
         """The listwise hook: ``depth - position`` in the LLM's order, or its alpha fusion with the input run.

@@ -246,7 +246,8 @@ def evalkit_lines(qrels: Path, run: Path, missing="skip", level=1, depth=None, m
 
     from evalkit.metrics.trec_names import expand_trec_eval
 
-    result = api.score(str(run), str(qrels), task="trec", metrics=expand_trec_eval(metrics), missing=missing, relevance_level=level, depth=depth,
+    result = api.score(str(run), str(qrels), task="trec", metrics=expand_trec_eval(metrics, judgment_groups), missing=missing,
+                       relevance_level=level, depth=depth,
                        allow_partial=True, judgment_groups=judgment_groups,
                        zscores=None if zscores is None else str(qrels.parent / zscores))
     return render.as_trec_eval(result.task_score).splitlines()

@@ -146,7 +146,7 @@ def evalkit_lines(qrels: Path, run: Path, flags: list[str], measures: list[str])
             options["judgment_groups"] = True
     if "-Z" in flags:
         options["zscores"] = flags[flags.index("-Z") + 1]
-    result = api.score(str(run), str(qrels), metrics=expand_trec_eval(measures), **options)
+    result = api.score(str(run), str(qrels), metrics=expand_trec_eval(measures, "-R" in flags), **options)
     return render.as_trec_eval(result.task_score).splitlines()
 
 

@@ -118,8 +118,9 @@ def run(bundle_path, submission, phase, out_path, python, force):
     see (exit 1), and keeps the scoring output (detailed_results.html
     included) and worker.json (what ran, its logs, the row, a manifest).
     """
-    import json
     from pathlib import Path
+
+    from evalkit.jsonout import strict
 
     from evalkit.competition.worker import run_submission
 
@@ -132,7 +133,7 @@ def run(bundle_path, submission, phase, out_path, python, force):
         click.echo(f"  ! {line}", err=True)
     for key in done.unmatched:
         click.echo(f"warning: scores key {key!r} matches no leaderboard column; Codabench drops it silently", err=True)
-    files = dict(done.output, **{"worker.json": (json.dumps(done.as_json(), indent=2) + "\n").encode()})
+    files = dict(done.output, **{"worker.json": (strict(done.as_json(), "worker.json", indent=2) + "\n").encode()})
     _write_folder(out_path, files, force)
     click.echo(f"wrote {out_path}/ ({', '.join(sorted(files))})", err=True)
     if done.failure:

@@ -16,7 +16,6 @@ as files), then the scores and the report; the record follows each step.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -63,10 +62,11 @@ def own_outputs(folder: Path, outputs: list[Path]) -> dict[str, str] | None:
 
 def _record(folder: Path, written, recorded: dict[str, str], force: bool) -> dict[str, str]:
     """Stage RECORD: the earlier entries updated with the sha256 of every file staged so far."""
+    from evalkit.jsonout import strict
     from evalkit.outputs import atomic_write
 
     outputs = {**recorded, **{Path(path).name: digest for path, digest in written.digests().items() if Path(path).name != RECORD}}
-    atomic_write(folder / RECORD, json.dumps({"evalkit_demo": 1, "outputs": outputs}, indent=1) + "\n", force=force)
+    atomic_write(folder / RECORD, strict({"evalkit_demo": 1, "outputs": outputs}, str(folder / RECORD), indent=1) + "\n", force=force)
     return outputs
 
 

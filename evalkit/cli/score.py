@@ -41,7 +41,7 @@ def score(run, gold, scoring, output, out_path, per_query, force):
 
         from evalkit.metrics.trec_names import expand_trec_eval
 
-        scoring = replace(scoring, metrics=tuple(expand_trec_eval(list(scoring.metrics or ("official",)))))
+        scoring = replace(scoring, metrics=tuple(expand_trec_eval(list(scoring.metrics or ("official",)), scoring.judgment_groups)))
     scored = score_run(run, gold, scoring=scoring)
     for message in scored.warnings:
         warn(message)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import re
 import tempfile
 import zipfile
@@ -34,6 +33,7 @@ from evalkit.competition import codabench, pages
 from evalkit.competition.columns import Column, columns_for
 from evalkit.competition.settings import BundleSettings
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.jsonout import strict
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member dates: the same inputs give the same bytes
 
@@ -160,7 +160,7 @@ def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: 
         name = f"reference_data_{i}_{_slug(phase.name)}.zip"
         gold_name, gold_bytes = gold_file(phase.gold, read_input_bytes)
         config = {"schema": "evalkit-reference/1", "phase": phase.name, "gold": gold_name, "detailed_results": phase.detailed_results}
-        files[name] = zip_bytes({gold_name: gold_bytes, REFERENCE_CONFIG: (json.dumps(config, indent=2) + "\n").encode()})
+        files[name] = zip_bytes({gold_name: gold_bytes, REFERENCE_CONFIG: (strict(config, REFERENCE_CONFIG, indent=2) + "\n").encode()})
         references.append(name)
     n_queries = {p.name: len(qrels_by_phase[p.name].query_ids) for p in settings.phases}
     program = program_files(task, columns, settings.scoring_options(), settings.title, settings.max_submission_size)
@@ -260,7 +260,7 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
                               command="competition bundle")
     manifest["columns"] = [{"label": c.label, "key": c.key} for c in columns]
     manifest["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}
-    files["evalkit-manifest.json"] = (json.dumps(manifest, indent=2) + "\n").encode()
+    files["evalkit-manifest.json"] = (strict(manifest, "the bundle's evalkit-manifest.json", indent=2) + "\n").encode()
     payload = zip_bytes(files)
     with tempfile.TemporaryDirectory(prefix="evalkit-bundle-") as folder:
         staged = Path(folder) / target.name

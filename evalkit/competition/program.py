@@ -20,7 +20,6 @@ Layout::
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from evalkit._version import __version__
 from evalkit.competition.columns import Column
 from evalkit.competition.scoring import PROGRAM_CONFIG
 from evalkit.errors import UsageError
+from evalkit.jsonout import strict
 
 COMMAND = "python3 $program/score.py $input $output"
 REQUIREMENTS = "numpy>=1.24\n"  # the only third-party import of the scoring path (the py312 image has numpy 1.26.4)
@@ -102,7 +102,7 @@ def program_files(task, columns: list[Column], options: dict[str, Any], title: s
     files = {
         "metadata.yaml": metadata.encode(),
         "score.py": LAUNCHER.format(version=__version__).encode(),
-        PROGRAM_CONFIG: (json.dumps(config, indent=2) + "\n").encode(),
+        PROGRAM_CONFIG: (strict(config, f"the scoring program's {PROGRAM_CONFIG}", indent=2) + "\n").encode(),
         "requirements.txt": REQUIREMENTS.encode(),
     }
     files.update(evalkit_files())

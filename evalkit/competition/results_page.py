@@ -10,8 +10,9 @@ the manifest, with nothing per query, for a phase whose gold stays hidden
 from __future__ import annotations
 
 import html
-import json
 from typing import Any, Mapping, Sequence
+
+from evalkit.jsonout import strict
 
 DETAIL_MODES = ("full", "summary")
 
@@ -56,7 +57,7 @@ def summary_page(title: str, task, columns: Sequence[Mapping[str, Any]], score, 
         f"<h2>How it was scored</h2><ul>{items}</ul>"
         "<p>Per-query results are not shown in this phase: they would reveal the hidden gold. Score a run of a public split "
         "yourself with <code>evalkit score</code>, or validate a file with <code>evalkit validate</code>.</p>"
-        f"<details><summary>Manifest</summary><pre>{esc(json.dumps(manifest, indent=2))}</pre></details>"
+        f"<details><summary>Manifest</summary><pre>{esc(strict(manifest, 'the results page manifest', indent=2))}</pre></details>"
     )
     style = ("body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;padding:0 1em;color:#222}"
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}"

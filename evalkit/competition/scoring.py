@@ -18,7 +18,6 @@ never a NaN Codabench cannot store. A bug ends as one line and exit code 1.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.errors import EvalkitError, InputError, PartialRunError, UsageError
+from evalkit.jsonout import strict
 
 PROGRAM_CONFIG = "evalkit-scoring.json"
 REFERENCE_CONFIG = "evalkit-reference.json"
@@ -200,8 +200,8 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     else:
         page = summary_page(title, task, config["columns"], scored.score, str(relative), manifest)
     atomic_write(output_dir / "detailed_results.html", page, force=True)
-    atomic_write(output_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n", force=True)
-    atomic_write(output_dir / "scores.json", json.dumps(scores, indent=2, allow_nan=False) + "\n", force=True)
+    atomic_write(output_dir / MANIFEST, strict(manifest, str(output_dir / MANIFEST), indent=2) + "\n", force=True)
+    atomic_write(output_dir / "scores.json", strict(scores, str(output_dir / "scores.json"), indent=2) + "\n", force=True)
     return ScoredSubmission(scores, str(relative), [*scored.score.evaluation.warnings, *scored.score.notes])
 
 

@@ -123,7 +123,7 @@ def id_of(value: object, label: str, line: int) -> str:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return str(int(value))
     try:
-        shown = json.dumps(value)
+        shown = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."

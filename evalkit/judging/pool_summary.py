@@ -8,12 +8,12 @@ the documents a later run like it would find unjudged.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol, Sequence
 
 import numpy as np
 
 from evalkit.data import Run
+from evalkit.jsonout import strict
 from evalkit.judging.pool import Pool
 from evalkit.report.tables import markdown_table, printable, text_table
 
@@ -132,4 +132,4 @@ def as_markdown(summary: dict[str, Any]) -> str:
 
 
 def as_json(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, indent=2, allow_nan=False) + "\n"
+    return strict(summary, "the pool summary", indent=2) + "\n"

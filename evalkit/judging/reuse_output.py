@@ -1,13 +1,13 @@
 """The leave-one-group-out test as JSON, a text table and a Markdown report with its figure."""
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 from typing import Any, Protocol
 
 from evalkit.errors import UsageError
+from evalkit.jsonout import strict
 from evalkit.report.tables import markdown_table, number, printable, signed, text_table
 
 from evalkit.judging.reuse import Reuse
@@ -83,7 +83,7 @@ def as_dict(result: "ReuseResult") -> dict[str, Any]:
 
 
 def as_json(result: "ReuseResult") -> str:
-    return json.dumps(as_dict(result), indent=2, allow_nan=False) + "\n"
+    return strict(as_dict(result), "the reuse result", indent=2) + "\n"
 
 
 def _tau(value: float, variant: str, default: str) -> str:

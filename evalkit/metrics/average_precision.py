@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -25,6 +26,7 @@ class MAP(Metric):
     trec = ("map", "map_cut_")
     ir_measures = ("AP", "AP@k")
     ranx = ("map", "map@k")
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

@@ -19,6 +19,7 @@ import numpy as np
 
 from evalkit.errors import UsageError
 from evalkit.metrics import clib
+from evalkit.metrics.parameters import Param, check
 from evalkit.ranking import group_positions
 
 
@@ -176,6 +177,8 @@ class Metric:
     # the same measure as ir_measures and ranx spell it ("@k": with a cutoff, or a recall level); () where they have none
     ir_measures: ClassVar[tuple[str, ...]] = ()
     ranx: ClassVar[tuple[str, ...]] = ()
+    # what each parameter may be (evalkit.metrics.parameters): every metric declares its own, beside its formula
+    parameters: ClassVar[tuple[Param, ...]] = ()
 
     def __init__(self, k: float | None = None, rel: float | None = None, spec: str | None = None, **options: float):
         self.k = k
@@ -184,6 +187,18 @@ class Metric:
         self.spec = spec  # trec_eval's parameter text as typed (ndcg.1=3,2=9: "1=3,2=9"); None: the defaults
         if spec is not None:
             self.configure(spec)
+        check(self)  # the declared types and ranges (evalkit.metrics.parameters), on every path that makes a metric
+
+    def parameter_values(self) -> list[tuple[str, float]]:
+        """Every parameter value of this metric as ``(declared name, value)``: the cutoff, rel, options, then the
+        values read from trec_eval's parameter text (:meth:`spec_values`)."""
+        out = [] if self.k is None else [("k", self.k)]
+        out += [] if self.rel is None else [("rel", self.rel)]
+        return out + list(self.options.items()) + (self.spec_values() if self.spec is not None else [])
+
+    def spec_values(self) -> list[tuple[str, float]]:
+        """The values read from trec_eval's parameter text (``spec_kind`` metrics override this)."""
+        return []
 
     def configure(self, spec: str) -> None:
         """Read trec_eval's parameter text (``spec_kind`` metrics override this)."""

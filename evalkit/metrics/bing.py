@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import clib, register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -20,6 +21,7 @@ class BinG(Metric):
     aliases = ("bing",)
     cutoff = "none"
     trec = ("binG", None)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import REL
 
 
 def judged_nonrelevant_above(judged: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -38,6 +39,7 @@ class Bpref(Metric):
     ir_measures = ("Bpref",)
     ranx = ("bpref",)
     cutoff = "none"
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         mask, q, n_r = judged_nonrelevant_above(judged)

@@ -24,6 +24,7 @@ class ClimateCheckBpref(Metric):
     aliases = ("climatecheck_bpref", "cc_bpref", "ccbpref")
     cutoff = "none"
     params = ()  # relevance is ClimateCheck's label mapping, not a grade level
+    parameters = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
         mask, q, n_r = judged_nonrelevant_above(judged)

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -22,6 +23,7 @@ class NumQ(Metric):
     summary_only = True
     trec = ("num_q", None)
     ir_measures = ("NumQ",)
+    parameters = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return np.ones(judged.n_queries)
@@ -41,6 +43,7 @@ class NumRet(Metric):
     aggregation = "sum"
     trec = ("num_ret", None)
     ir_measures = ("NumRet",)
+    parameters = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.num_ret.copy()
@@ -59,6 +62,7 @@ class NumRel(Metric):
     aggregation = "sum"
     trec = ("num_rel", None)
     ir_measures = ("NumRel",)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.num_rel.copy()
@@ -77,6 +81,7 @@ class NumRelRet(Metric):
     aggregation = "sum"
     trec = ("num_rel_ret", None)
     ir_measures = ("NumRelRet",)
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.per_query_count(judged.relevant & self.within_cutoff(judged))

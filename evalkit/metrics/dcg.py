@@ -9,6 +9,7 @@ from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.gains import GainParams, ideal_walk, position_gains
 from evalkit.metrics.ranked_lists import ranked_lists
+from evalkit.metrics.parameters import GAIN
 
 
 def dcg_pair(metric: GainParams, judged: Judged, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -49,6 +50,7 @@ class DCG(GainParams, Metric):
     cutoff = "none"
     params = ()
     trec = ("dcg", None)
+    parameters = (GAIN,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return dcg_pair(self, judged)[0]
@@ -65,6 +67,7 @@ class IdealDCG(GainParams, Metric):
     cutoff = "none"
     params = ()
     trec = ("ideal_dcg", None)
+    parameters = (GAIN,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return dcg_pair(self, judged)[1]

@@ -6,6 +6,10 @@ import numpy as np
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, _number, safe_divide
 from evalkit.metrics.trec_names import c_values
+from evalkit.metrics.parameters import RANK_CUTOFF, REL, Param
+
+BETA = Param("beta", "weight of recall against precision, F = (beta + 1) P R / (beta P + R) (trec_eval set_F.x)", low=0,
+             default="1 (F1)", spelling="F(beta=2); set_F.2")
 
 
 @register
@@ -30,10 +34,11 @@ class F1(Metric):
     trec = ("set_F", None)
     ir_measures = ("SetF",)
     ranx = ("f1@k",)
+    parameters = (RANK_CUTOFF, REL, BETA)
 
     def configure(self, spec: str) -> None:
         """trec_eval's ``set_F.x``: x weighs recall against precision (ir_measures' ``beta``)."""
-        self.options["beta"] = c_values(spec)[0]
+        self.options["beta"] = c_values(spec, "set_F")[0]
         self.trec_text, self.spec = spec, None  # the label shows beta; trec_eval's name keeps the text as typed
 
     @property

@@ -9,6 +9,7 @@ from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.gains import GainParams, ideal_walk, position_gains
 from evalkit.metrics.ranked_lists import ranked_lists
+from evalkit.metrics.parameters import GAIN
 
 MIN_COST = 1.0
 
@@ -28,6 +29,7 @@ class G(GainParams, Metric):
     cutoff = "none"
     params = ()
     trec = ("G", None)
+    parameters = (GAIN,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         out = np.zeros(judged.n_queries)

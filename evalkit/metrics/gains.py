@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from evalkit.errors import UsageError
 from evalkit.metrics.ranked_lists import NONPOOL, UNJUDGED, RankedList, level_counts
-from evalkit.metrics.trec_names import c_atof
+from evalkit.metrics.trec_names import c_number
 
 
 @dataclass
@@ -48,8 +48,13 @@ def parse_pairs(spec: str, metric: str, extra: tuple[str, ...] = ()) -> list[tup
         if not _valid_int(name) and name not in extra:
             supported = "level=gain pairs" + (f", {', '.join(extra)}" if extra else "")
             raise UsageError(f"metric {metric}({spec}): parameter {name!r} is not supported by {metric} (supported: {supported})")
-        pairs.append((name, c_atof(value)))
+        pairs.append((name, c_number(value, metric, spec)))
     return pairs
+
+
+def pair_values(pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The pairs as declared parameters: a level's value is a ``gain``, a named one (rbp's ``p``) keeps its name."""
+    return [("gain" if _valid_int(name) else name, value) for name, value in pairs]
 
 
 def _valid_int(text: str) -> bool:
@@ -128,6 +133,9 @@ class GainParams:
         self.pairs = parse_pairs(spec, self.name, self.pair_names)
         if any(_valid_int(name) and int(name) == UNJUDGED for name, _ in self.pairs):
             self.needs_pool = True  # a gain for documents in the pool but not judged: their ranks are needed
+
+    def spec_values(self) -> list[tuple[str, float]]:
+        return pair_values(self.pairs)
 
     def table_for(self, ranked: RankedList) -> list[GainLevel]:
         """The query's gain table (``setup_gains``)."""

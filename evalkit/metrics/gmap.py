@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from evalkit.metrics import register
 from evalkit.metrics.average_precision import MAP
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -25,3 +26,4 @@ class GMAP(MAP):
     trec = ("gm_map", None)
     ir_measures = ()
     ranx = ()
+    parameters = (REL,)

@@ -6,6 +6,7 @@ import numpy as np
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.ranked_lists import ranked_lists
+from evalkit.metrics.parameters import REL
 
 INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
 
@@ -32,6 +33,7 @@ class InfAP(Metric):
     needs_pool = True
     trec = ("infAP", None)
     ir_measures = ("infAP",)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         out = np.zeros(judged.n_queries)

@@ -7,8 +7,11 @@ from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.ranked_lists import ieee
 from evalkit.metrics.trec_names import c_values
+from evalkit.metrics.parameters import RECALL_LEVEL, REL, Param
 
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
+AVERAGED_LEVEL = Param("level", "a recall level averaged over (11pt_avg.0.2,0.5,0.8)", low=0, high=1, default="0.0, 0.1, ..., 1.0",
+                       spelling="11pt_avg(0.2,0.5,0.8); 11pt_avg.0.2,0.5,0.8")
 
 
 def interpolated_precision(judged: Judged, level: float) -> np.ndarray:
@@ -88,6 +91,7 @@ class IPrec(Metric):
     cutoff_kind = "level"
     trec = (None, "iprec_at_recall_")
     ir_measures = ("IPrec@k",)
+    parameters = (RECALL_LEVEL, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return interpolated_precision(judged, float(self.k))
@@ -110,9 +114,13 @@ class ElevenPointAP(Metric):
     cutoff = "none"
     spec_kind = "values"
     trec = ("11pt_avg", None)
+    parameters = (REL, AVERAGED_LEVEL)
 
     def configure(self, spec: str) -> None:
-        self.levels = c_values(spec)
+        self.levels = c_values(spec, self.name)
+
+    def spec_values(self) -> list[tuple[str, float]]:
+        return [("level", level) for level in self.levels]
 
     def per_query(self, judged: Judged) -> np.ndarray:
         levels = getattr(self, "levels", None)

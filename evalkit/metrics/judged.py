@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -22,6 +23,7 @@ class Unjudged(Metric):
     cutoff = "required"
     params = ()
     trec = (None, "unj_")
+    parameters = (RANK_CUTOFF,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return (judged.retrieved_within(self.k) - judged.per_query_count(self.within_cutoff(judged))) / self.k
@@ -39,6 +41,7 @@ class NumNonRelJudgedRet(Metric):
     cutoff = "none"
     aggregation = "sum"
     trec = ("num_nonrel_judged_ret", None)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return judged.per_query_count(judged.nonrelevant_judged)

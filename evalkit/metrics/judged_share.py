@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF
 
 
 @register
@@ -32,6 +33,7 @@ class JudgedShare(Metric):
     aliases = ("judged", "judged_at", "judgment_rate")
     ir_measures = ("Judged@k",)
     params = ()
+    parameters = (RANK_CUTOFF,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return safe_divide(judged.per_query_count(self.within_cutoff(judged)), judged.retrieved_within(self.k))

@@ -8,6 +8,7 @@ from evalkit.metrics.base import Judged, Metric, safe_divide
 from evalkit.metrics.dcg import dcg_pair
 from evalkit.metrics.gains import GainParams
 from evalkit.ranking import group_positions
+from evalkit.metrics.parameters import GAIN, RANK_CUTOFF
 
 
 @register
@@ -34,6 +35,7 @@ class NDCG(GainParams, Metric):
     trec = ("ndcg", "ndcg_cut_")
     ir_measures = ("nDCG", "nDCG@k")
     ranx = ("ndcg", "ndcg@k")
+    parameters = (RANK_CUTOFF, GAIN)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         if self.spec is not None:  # a gain table: trec_eval's ndcg.1=3,2=9
@@ -50,4 +52,3 @@ class NDCG(GainParams, Metric):
             ok &= ideal_rank <= self.k
         idcg = np.bincount(jq[ok], weights=jg[ok] / clib.log2_of(ideal_rank[ok] + 1), minlength=judged.n_queries)
         return safe_divide(dcg, idcg)
-

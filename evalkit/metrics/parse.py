@@ -17,15 +17,20 @@ from __future__ import annotations
 
 import re
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, shown
 from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
+from evalkit.metrics.parameters import CUTOFFS, ParameterError
 from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
+from evalkit.values import NUMBER
 
 # linear: no two blank runs meet (``\s*(...)?\s*`` split one run of blanks in n ways)
-_TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*?)\s*(?:\((?P<params>[^()]*)\)\s*)?(?:@\s*(?P<k>[^@()\s]+))?$")
+_TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.+\-]*?)\s*(?:\((?P<params>[^()]*)\)\s*)?(?:@\s*(?P<k>[^@()\s]+))?$")
 _TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)_(?P<k>[0-9]+(?:\.[0-9]+)?)$")
-_TREC_LIST = re.compile(r"(?<![\w\-.@(])(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>\.?[0-9][0-9.]*(?:,\.?[0-9][0-9.]*)+)(?![\w.@(])")
-_TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>\.?[0-9][0-9.]*)$")
+_TREC_LIST = re.compile(r"(?<![\w\-.@(])(?P<base>[A-Za-z][A-Za-z0-9_\-]*)\.(?P<list>[+\-0-9.][^\s;()]*)")
+_TREC_DOT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)\.(?P<k>[^\s@()]+)$")
+# a rank cutoff as trec_eval's atol reads it: digits (a leading +), a decimal fraction cut off (its own test suite
+# writes ndcg_cut.23.4 for 23); never an exponent or letters after them (P.1e1 and P.5x, which atol reads as 1 and 5)
+_RANK_TEXT = re.compile(r"\+?[0-9]{1,30}(?:\.[0-9]*)?\Z")
 
 MAX_NAME, MAX_SPEC = 200, 20_000  # bounds on what is parsed (metric names also come from files: baselines, configs)
 
@@ -59,7 +64,7 @@ def _number(text: str, what: str, token: str) -> float:
     try:
         return number_text(text, what)  # the one number rule of every input
     except ValueProblem as problem:
-        raise UsageError(f"metric {token!r}: {problem}") from None
+        raise ParameterError(f"metric {token!r}: {problem}") from None
 
 
 def _params(cls: type[Metric], text: str | None, token: str) -> dict:
@@ -83,19 +88,12 @@ def _params(cls: type[Metric], text: str | None, token: str) -> dict:
 
 
 def _cutoff(cls: type[Metric], text: str, token: str) -> float:
-    if cls.cutoff_kind == "multiple":
-        multiple = _number(text, "the multiple", token)
-        if multiple < 0:
-            raise UsageError(f"metric {token!r}: the multiple must not be negative")
-        return multiple
-    if cls.cutoff_kind == "level":
-        level = _number(text, "the recall level", token)
-        if not 0 <= level <= 1:
-            raise UsageError(f"metric {token!r}: the recall level must be between 0 and 1")
-        return level
-    if not re.fullmatch(r"-?[0-9]+", text) or int(text) <= 0:
-        raise UsageError(f"metric {token!r}: the cutoff k must be a positive integer")
-    return int(text)
+    """The cutoff as a number (its range is the metric's declaration, :mod:`evalkit.metrics.parameters`)."""
+    if cls.cutoff_kind == "rank":
+        if not re.fullmatch(r"[+-]?[0-9]{1,30}", text):
+            raise ParameterError(f"metric {token!r}: {CUTOFFS['rank'].rule_text()}")
+        return int(text)
+    return _number(text, "the multiple" if cls.cutoff_kind == "multiple" else "the recall level", token)
 
 
 def _lookup(name: str) -> tuple[type[Metric], str] | None:
@@ -109,8 +107,11 @@ def _lookup(name: str) -> tuple[type[Metric], str] | None:
 def _split_name(name: str, k: str | None) -> tuple[type[Metric], str, str | None]:
     """(class, cutoff rule, cutoff text) for a bare name, a trec_eval ``name_k`` or ``name.k``.
 
-    A rank cutoff in trec_eval's ``-m name.k`` form is read as trec_eval reads
-    it (C's ``atol``: ``ndcg_cut.23.4`` is ``ndcg_cut_23``).
+    A rank cutoff in trec_eval's ``-m name.k`` form is read as trec_eval's
+    ``atol`` reads it (``ndcg_cut.+30``; ``ndcg_cut.23.4`` is 23, as in
+    trec_eval's own test suite); an exponent or letters after the digits
+    (``P.1e1``, ``P.5x``, which ``atol`` reads as 1 and 5) are refused:
+    surely not what was meant.
     """
     found = _lookup(name)
     if found:
@@ -122,9 +123,53 @@ def _split_name(name: str, k: str | None) -> tuple[type[Metric], str, str | None
             if found:
                 text = match.group("k")
                 if pattern is _TREC_DOT and found[0].cutoff_kind == "rank":
-                    text = str(c_atol(text))
+                    text = _trec_rank(match.group("base"), text)
                 return found[0], found[1], text
     raise UsageError(f"unknown metric {name!r} ({_close_matches(name)}; see `evalkit metrics`)")
+
+
+def _trec_rank(base: str, text: str) -> str:
+    """A rank cutoff of trec_eval's ``name.k`` as ``atol`` reads it (:data:`_RANK_TEXT`); anything else refused,
+    naming what ``atol`` would have read."""
+    if _RANK_TEXT.match(text):
+        return str(c_atol(text))
+    read = c_atol(text)
+    raise ParameterError(f"metric {shown(base + '.' + text)}: the cutoff {shown(text)} is not a number of documents "
+                         f"(trec_eval's atol reads it as {read}; write {base}.{read} if that is meant)")
+
+
+def _expand_list(match: re.Match) -> str:
+    """trec_eval's ``name.k1,k2`` to ``name.k1 name.k2`` (validated as trec_eval validates it); other text unchanged.
+
+    An empty cutoff (``P.5,`` at the end of the text, ``P.5,,10``) and a repeated one (``P.5,5``) are refused,
+    as trec_eval refuses them ("Negative cutoff detected", "duplicate cutoffs detected").
+    """
+    base, text = match.group("base"), match.group("list")
+    found = _lookup(base) if "," in text else None
+    if found is None or found[1] == "none":
+        return match.group(0)
+    pieces = text.split(",")
+    numeric = 0
+    while numeric < len(pieces) and (pieces[numeric] == "" or pieces[numeric][0] in "+-0123456789."):
+        numeric += 1
+    cutoffs, rest = pieces[:numeric], pieces[numeric:]
+    while cutoffs and cutoffs[-1] == "" and (rest or match.end() < len(match.string)):
+        cutoffs.pop()  # a separator of evalkit's list ("P.5, ndcg@10"), not an empty cutoff
+    token = f"{base}.{text}"
+    if "" in cutoffs:
+        how = "refuses it: 'Negative cutoff detected'" if found[0].cutoff_kind == "rank" else "reads it as 0"
+        raise ParameterError(f"metric {shown(token)}: an empty cutoff in the list (trec_eval {how})")
+    seen: dict[float | str, str] = {}
+    for piece in cutoffs:
+        key: float | str = piece
+        if found[0].cutoff_kind == "rank" and _RANK_TEXT.match(piece):
+            key = float(c_atol(piece))
+        elif NUMBER.match(piece):
+            key = float(piece)
+        if key in seen:
+            raise ParameterError(f"metric {shown(token)}: the cutoff {piece} is given twice (trec_eval refuses duplicate cutoffs)")
+        seen[key] = piece
+    return " ".join([f"{base}.{piece}" for piece in cutoffs] + [",".join(rest)] * bool(rest))
 
 
 def parse_metric(text: str) -> Metric:
@@ -161,7 +206,7 @@ def _tokens(spec: str) -> list[str]:
     parameter text (``ndcg.1=3,2=9``) stays whole.
     """
     spec = dotted_specs(expand_sets(spec), {name: cls.spec_kind for name, cls in _REGISTRY.items() if cls.spec_kind})
-    spec = _TREC_LIST.sub(lambda m: " ".join(f"{m.group('base')}.{k}" for k in m.group("list").split(",")), spec)
+    spec = _TREC_LIST.sub(_expand_list, spec)
     tokens, current, depth = [], "", 0
     for char in spec:
         depth += (char == "(") - (char == ")")

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -24,6 +25,7 @@ class Precision(Metric):
     trec = ("set_P", "P_")
     ir_measures = ("SetP", "P@k")
     ranx = ("precision@k",)
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

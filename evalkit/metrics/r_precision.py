@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -23,6 +24,7 @@ class RPrec(Metric):
     ir_measures = ("Rprec",)
     ranx = ("r-precision",)
     cutoff = "none"
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         mask = judged.relevant & (judged.rank <= judged.num_rel[judged.qpos])

@@ -5,10 +5,13 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
-from evalkit.metrics.gains import GainParams, gain_of, gain_table
+from evalkit.metrics.gains import GainParams, gain_of, gain_table, pair_values
 from evalkit.metrics.ranked_lists import level_counts, ranked_lists
+from evalkit.metrics.parameters import GAIN, Param
 
 DEFAULT_P = 0.9
+PERSISTENCE = Param("p", "persistence: the chance that the user reads on to the next document", low=0, high=1, high_open=True,
+                    default="0.9", spelling="rbp(p=0.8); rbp.p=0.8")
 
 
 def persistence(pairs: list[tuple[str, float]]) -> float:
@@ -38,6 +41,7 @@ class RBP(GainParams, Metric):
     params = ()
     pair_names = ("p",)
     trec = ("rbp", None)
+    parameters = (PERSISTENCE, GAIN)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         p = persistence(self.pairs)
@@ -78,11 +82,15 @@ class RBPResidual(Metric):
     params = ()
     spec_kind = "pairs"
     trec = ("rbp_resid", None)
+    parameters = (PERSISTENCE,)
 
     def configure(self, spec: str) -> None:
         from evalkit.metrics.gains import parse_pairs
 
         self.pairs = parse_pairs(spec, self.name, ("p",))
+
+    def spec_values(self) -> list[tuple[str, float]]:
+        return pair_values(getattr(self, "pairs", []))
 
     def per_query(self, judged: Judged) -> np.ndarray:
         p = persistence(getattr(self, "pairs", []))

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -24,6 +25,7 @@ class Recall(Metric):
     trec = ("set_recall", "recall_")
     ir_measures = ("SetR", "R@k")
     ranx = ("recall@k",)
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -22,6 +23,7 @@ class MRR(Metric):
     trec = ("recip_rank", None)
     ir_measures = ("RR", "RR@k")
     ranx = ("mrr", "mrr@k")
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         first = judged.first_relevant_rank()

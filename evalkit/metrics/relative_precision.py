@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -21,6 +22,7 @@ class RelP(Metric):
     set_aliases = ("set_relative_p", "setrelp")  # setrelp: ir_measures SetRelP
     trec = ("set_relative_P", "relative_P_")
     ir_measures = ("SetRelP",)
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant & self.within_cutoff(judged))

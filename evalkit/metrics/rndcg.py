@@ -9,6 +9,7 @@ from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.gains import GainParams, ideal_walk, position_gains
 from evalkit.metrics.ranked_lists import ieee, ranked_lists
+from evalkit.metrics.parameters import GAIN
 
 
 @register
@@ -27,6 +28,7 @@ class RNDCG(GainParams, Metric):
     cutoff = "none"
     params = ()
     trec = ("Rndcg", None)
+    parameters = (GAIN,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         out = np.zeros(judged.n_queries)

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import REL, R_MULTIPLE
 
 
 @register
@@ -22,6 +23,7 @@ class RPrecMult(Metric):
     cutoff = "required"
     cutoff_kind = "multiple"
     trec = (None, "Rprec_mult_")
+    parameters = (R_MULTIPLE, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         k = (float(self.k) * judged.num_rel + 0.9).astype(np.int64)  # C's (long) (x * R + 0.9)

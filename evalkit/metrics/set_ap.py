@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -20,6 +21,7 @@ class SetAP(Metric):
     cutoff = "none"
     trec = ("set_map", None)
     ir_measures = ("SetAP",)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         hits = judged.per_query_count(judged.relevant)

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import RANK_CUTOFF, REL
 
 
 @register
@@ -24,6 +25,7 @@ class Success(Metric):
     ir_measures = ("Success@k",)
     ranx = ("hit_rate@k",)
     binary = True
+    parameters = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         first = judged.first_relevant_rank()

@@ -65,7 +65,30 @@ def expand_sets(spec: str) -> str:
                             spec)
 
 
-def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
+JUDGMENT_GROUP_MEASURES = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")  # what trec_eval computes under -R qrels_jg
+_BY_LOWER = {name.lower(): name for name in (*ORDER, *_NICKNAMES, "trec_eval")}
+
+
+def check_trec_eval_names(names: list[str], judgment_groups: bool) -> None:
+    """Refuse what trec_eval refuses among measure names it knows: a name in another case (its names are
+    case-sensitive: ``p.5``), and under ``-R qrels_jg`` any measure but those it computes from judgment groups
+    (``map`` there: "rel_info format not qrels"), or an ``_avgjg`` measure without judgment groups."""
+    from evalkit.errors import UsageError, shown
+
+    for token in names:
+        name = token.partition(".")[0]
+        known = _BY_LOWER.get(name.lower())
+        if known is not None and known != name:
+            raise UsageError(f"measure {shown(token)}: trec_eval's measure names are case-sensitive: write {known} "
+                             "(or leave out --output trec_eval)")
+        if judgment_groups and name not in JUDGMENT_GROUP_MEASURES:
+            raise UsageError(f"measure {shown(token)}: with judgment groups (-R qrels_jg) trec_eval computes only "
+                             f"{', '.join(JUDGMENT_GROUP_MEASURES)} (the qrels_jg set); it refuses {name} (rel_info format not qrels)")
+        if not judgment_groups and name in JUDGMENT_GROUP_MEASURES[2:]:
+            raise UsageError(f"measure {shown(token)}: {name} needs judgment groups (-R qrels_jg); trec_eval refuses it on plain qrels")
+
+
+def expand_trec_eval(spec: str | list[str] | tuple[str, ...], judgment_groups: bool = False) -> list[str]:
     """Measure names read as trec_eval reads its ``-m`` arguments.
 
     Bare ``P``, ``recall``, ``relative_P`` and ``success`` are trec_eval's
@@ -74,7 +97,8 @@ def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
     a family's parameters are those of its first ``name.params`` argument,
     whether the family is named alone or through a nickname: ``-m all_trec
     -m relstring.20`` prints ``relstring_20`` only, ``-m P.5 -m P.10`` only
-    ``P_5``, as trec_eval does.
+    ``P_5``, as trec_eval does. What trec_eval refuses among its own names
+    is refused (:func:`check_trec_eval_names`).
     """
     tokens = [token for part in ([spec] if isinstance(spec, str) else list(spec)) for token in part.split()]
     given: dict[str, str] = {}
@@ -93,6 +117,7 @@ def expand_trec_eval(spec: str | list[str] | tuple[str, ...]) -> list[str]:
                 name = f"{name}.{FAMILY_DEFAULTS[name]}"
             if name not in out:
                 out.append(name)
+    check_trec_eval_names(out, judgment_groups)
     return out
 
 
@@ -122,15 +147,46 @@ def c_atol(text: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+_C_FLOAT = re.compile(r"\s*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
+                      r"|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|(inf(?:inity)?|nan)(?:\([0-9A-Za-z_]*\))?)", re.I)
+
+
 def c_atof(text: str) -> float:
-    """C's ``atof``: the leading number of ``text`` (``.5,`` -> 0.5, ``x`` -> 0.0), as trec_eval reads a parameter."""
-    match = re.match(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", text)
-    return float(match.group(1)) if match else 0.0
+    """C's ``atof``: the leading number of ``text`` (``.5,`` -> 0.5, ``x`` -> 0.0), as trec_eval reads a parameter.
+
+    As C reads it, ``nan``, ``inf`` and hexadecimal (``0x1p3``) are numbers too, and ``1e999`` is infinite: the
+    declared ranges (:mod:`evalkit.metrics.parameters`) refuse what is not finite, never a silent 0.
+    """
+    match = _C_FLOAT.match(text)
+    if not match:
+        return 0.0
+    sign, hexa, decimal, special = match.groups()
+    if hexa:
+        body = hexa if "p" in hexa.lower() else hexa + "p0"
+        value = float.fromhex(body)
+    else:
+        value = float(decimal or special)
+    return -value if sign == "-" else value
 
 
-def c_values(spec: str) -> list[float]:
-    """trec_eval's comma-separated parameter values, each read with ``atof``."""
-    return [c_atof(part) for part in spec.split(",")]
+def c_number(text: str, metric: str, spec: str) -> float:
+    """A parameter value of trec_eval's text, read as ``atof`` reads it when that is all the text holds and it is a
+    decimal (``nan`` and ``inf`` too, which the declared ranges then refuse as not finite): a value with letters after
+    the number (``3x``, which ``atof`` reads as 3), an empty one (``1,,0,0``, read as 0) or a hexadecimal one
+    (``0x1p3``) is refused, as every number evalkit reads is an ASCII decimal (:mod:`evalkit.values`)."""
+    match = _C_FLOAT.match(text)
+    if match is None or match.end() != len(text) or text[:1].isspace() or match.group(2):
+        from evalkit.errors import shown
+        from evalkit.metrics.parameters import ParameterError
+
+        what = "a value is empty" if text == "" else f"{shown(text)} is not a number"
+        raise ParameterError(f"metric {shown(f'{metric}({spec})')}: {what} (trec_eval's atof reads it as {c_atof(text):g})")
+    return c_atof(text)
+
+
+def c_values(spec: str, metric: str = "") -> list[float]:
+    """trec_eval's comma-separated parameter values, each read with ``atof`` (:func:`c_number`)."""
+    return [c_number(part, metric, spec) for part in spec.split(",")]
 
 
 def order_key(name: str) -> int:

@@ -6,7 +6,8 @@ import numpy as np
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.ranked_lists import ranked_lists
-from evalkit.metrics.trec_names import c_atof
+from evalkit.metrics.parameters import Param
+from evalkit.metrics.trec_names import c_number
 
 
 @register
@@ -22,9 +23,13 @@ class RunId(Metric):
     text = True
     summary_only = True
     trec = ("runid", None)
+    parameters = ()
 
     def per_query(self, judged: Judged) -> np.ndarray:
         return np.full(judged.n_queries, "", dtype=object)
+
+LENGTH = Param("length", "documents shown: the first N of the list", integer=True, low=0, high=1e9, default="10",
+               spelling="relstring(20); relstring.20")
 
 
 @register
@@ -45,12 +50,16 @@ class RelString(Metric):
     text = True
     needs_pool = True
     trec = ("relstring", None)
+    parameters = (LENGTH,)
 
     def configure(self, spec: str) -> None:
-        self.length = int(c_atof(spec.split(",")[0]))
+        self.length = c_number(spec.split(",")[0], self.name, spec)
+
+    def spec_values(self) -> list[tuple[str, float]]:
+        return [("length", self.length)]
 
     def per_query(self, judged: Judged) -> np.ndarray:
-        wanted = getattr(self, "length", 10)
+        wanted = int(getattr(self, "length", 10))
         out = np.full(judged.n_queries, "", dtype=object)
         for q, ranked in enumerate(ranked_lists(judged)):
             if not judged.in_run[q] and self.spec is None:
@@ -64,4 +73,3 @@ class RelString(Metric):
                     chars[rank - 1] = "."
             out[q] = "".join(chars)
         return out
-

@@ -7,6 +7,12 @@ from evalkit.errors import UsageError
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.trec_names import c_values
+from evalkit.metrics.parameters import MAX_WEIGHT, REL, Param
+
+COEFFICIENTS = tuple(Param(f"p{i}", f"weight of {what}", bound=MAX_WEIGHT, default=default,
+                           spelling="utility(1,-1,0,0); utility.1,-1,0,0")
+                     for i, (what, default) in enumerate((("a, relevant retrieved", "1"), ("b, retrieved not relevant", "-1"),
+                                                         ("c, relevant not retrieved", "0"), ("d, neither", "0")), start=1))
 
 
 @register
@@ -27,11 +33,15 @@ class Utility(Metric):
     cutoff = "none"
     spec_kind = "values"
     trec = ("utility", None)
+    parameters = (REL, *COEFFICIENTS)
 
     def configure(self, spec: str) -> None:
-        self.coefficients = c_values(spec)
+        self.coefficients = c_values(spec, self.name)
         if len(self.coefficients) != 4:
             raise UsageError(f"metric utility({spec}): give four coefficients p1,p2,p3,p4 (trec_eval: utility.1,-1,0,0)")
+
+    def spec_values(self) -> list[tuple[str, float]]:
+        return [(f"p{i}", value) for i, value in enumerate(self.coefficients, start=1)]
 
     def per_query(self, judged: Judged) -> np.ndarray:
         p1, p2, p3, p4 = getattr(self, "coefficients", (1.0, -1.0, 0.0, 0.0))

@@ -5,6 +5,7 @@ import numpy as np
 
 from evalkit.metrics import clib, register
 from evalkit.metrics.base import Judged, Metric
+from evalkit.metrics.parameters import REL
 
 
 @register
@@ -19,6 +20,7 @@ class YAAP(Metric):
     name = "yaap"
     cutoff = "none"
     trec = ("yaap", None)
+    parameters = (REL,)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

@@ -223,12 +223,12 @@ def chunk_key(fingerprint: str, *columns: Sequence[Any], method: str = "score_pa
     if method != "score_pairs":  # keys of reranker units stay what they were
         digest.update(method.encode("utf-8"))
     if keywords:
-        digest.update(json.dumps(dict(keywords), sort_keys=True, default=str).encode("utf-8"))
+        digest.update(json.dumps(dict(keywords), sort_keys=True, default=str, allow_nan=False).encode("utf-8"))
     if len(columns) == 2 and all(isinstance(v, str) for col in columns for v in col):
         for query, text in zip(*columns):
             digest.update(b"\x00" + query.encode("utf-8") + b"\x01" + text.encode("utf-8"))
     else:
-        digest.update(json.dumps([list(c) for c in columns], ensure_ascii=False, default=str).encode("utf-8"))
+        digest.update(json.dumps([list(c) for c in columns], ensure_ascii=False, default=str, allow_nan=False).encode("utf-8"))
     return digest.hexdigest()
 
 
@@ -266,7 +266,7 @@ def checkpoint_folder(system: Any) -> Path:
 def system_fingerprint(system: Any) -> str:
     """What makes two systems score alike: name, options, and the model state when the system says."""
     state = system.fingerprint() if hasattr(system, "fingerprint") else ""
-    return json.dumps({"system": system.name, "config": system.config(), "state": state}, sort_keys=True, default=str)
+    return json.dumps({"system": system.name, "config": system.config(), "state": state}, sort_keys=True, default=str, allow_nan=False)
 
 
 def as_array(values: Any) -> np.ndarray:

@@ -172,7 +172,7 @@ class RayEngine(UnitEngine):
         """Every unit in ``todo`` as one Ray Data row, run by an actor holding a copy of the work's owner."""
         import ray
 
-        rows = [{"unit": n, "args": json.dumps(unit_args(work, units[n]), ensure_ascii=False, default=_plain)} for n in todo]
+        rows = [{"unit": n, "args": json.dumps(unit_args(work, units[n]), ensure_ascii=False, default=_plain, allow_nan=False)} for n in todo]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
         system_ref = ray.put(work.owner)  # one copy for every actor
         # Ray Data's actor pools restart a dead actor and retry its unit without limit (max_restarts=-1,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import math
 import numbers
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any, ClassVar, Sequence
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError
+from evalkit.jsonout import strict
 from evalkit.pipelines.engine import LOCAL, Engine, Work
 from evalkit.pipelines.plumbing import Candidates, check_fields, doc_text_lookup, labelled_run, merge_reranked, rerank_candidates
 
@@ -113,7 +113,7 @@ class System:
         """Write options (and, in learnable systems, weights) to ``folder``."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "evalkit-system.json").write_text(json.dumps(self.config(), indent=2) + "\n")
+        (folder / "evalkit-system.json").write_text(strict(self.config(), str(folder / "evalkit-system.json"), indent=2) + "\n")
         return folder
 
     @staticmethod

@@ -323,7 +323,7 @@ def settings_key(settings: Any) -> str:
     import hashlib
     import json
 
-    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str, allow_nan=False).encode("utf-8")).hexdigest()
 
 
 def weights_sha256(model: Any, tokenizer: Any = None) -> str:
@@ -334,7 +334,7 @@ def weights_sha256(model: Any, tokenizer: Any = None) -> str:
     import torch
 
     vocab = sorted(tokenizer.get_vocab().items()) if tokenizer is not None else []
-    digest = hashlib.sha256(json.dumps(vocab).encode("utf-8"))
+    digest = hashlib.sha256(json.dumps(vocab, allow_nan=False).encode("utf-8"))
     for name, tensor in sorted(model.state_dict().items()):
         digest.update(name.encode("utf-8"))
         digest.update(str(tensor.dtype).encode("ascii"))

@@ -294,7 +294,7 @@ def exported_model(torch_model: Any, kind: str, precision: str) -> Path:
                 "opset": OPSET, "model_class": type(torch_model).__name__, "reduce_range": reduce_range}
     from evalkit.outputs import atomic_write
 
-    atomic_write(done, json.dumps(settings, indent=1, sort_keys=True) + "\n", force=True)  # last: the entry is complete
+    atomic_write(done, json.dumps(settings, indent=1, sort_keys=True, allow_nan=False) + "\n", force=True)  # last: the entry is complete
     return wanted
 
 

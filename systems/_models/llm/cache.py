@@ -24,7 +24,7 @@ Messages = Sequence[Mapping[str, str]]
 def answer_key(backend: str, model: str, messages: Messages, settings: Mapping[str, Any]) -> str:
     """sha256 of ``{"backend", "model", "settings", "messages"}`` as canonical JSON."""
     payload = {"backend": backend, "model": model, "settings": dict(settings), "messages": [dict(m) for m in messages]}
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -71,7 +71,7 @@ class AnswerCache:
 
     def put(self, key: str, answer: str) -> None:
         """Remember ``answer`` and append it to the file at once (flushed)."""
-        line = json.dumps({"key": key, "answer": answer}, ensure_ascii=False) + "\n"
+        line = json.dumps({"key": key, "answer": answer}, ensure_ascii=False, allow_nan=False) + "\n"
         with self._lock:
             self._answers[key] = answer
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -104,7 +104,7 @@ class OpenAIBackend(LLMBackend):
         """One answer, with retries and exponential backoff."""
         payload = {"model": self.model, "messages": [dict(m) for m in messages], "max_tokens": max_new_tokens,
                    "temperature": self.temperature, "seed": self.seed}
-        body = json.dumps(payload).encode("utf-8")
+        body = json.dumps(payload, allow_nan=False).encode("utf-8")
         problem = ""
         for attempt in range(self.retries + 1):
             try:
