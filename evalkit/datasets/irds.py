@@ -144,7 +144,7 @@ def records(name: str, kind: str) -> "tuple[Iterator[tuple[int, dict[str, Any]]]
                     if prefix is not None:
                         key = "doc_id" if entity == "docs" else "query_id"
                         record[key] = f"{prefix}/{record[key]}"
-                    taken.digest.update(json.dumps(record, sort_keys=True, default=str).encode("utf-8") + b"\n")
+                    taken.digest.update(json.dumps(record, sort_keys=True, default=str, allow_nan=False).encode("utf-8") + b"\n")
                     yield number, record
 
     return iterate(), Source(path=label, format="irds", sha256=taken)
