@@ -91,22 +91,17 @@ class TopicDesign:
 def design_from_board(board, differences: Sequence[float], power: float = 0.8, alpha: float = 0.05, systems: int | None = None,
                       pair: tuple[str, str] | None = None, manifest: dict[str, Any] | None = None) -> TopicDesign:
     """Topic set sizes for each minimum difference, and the achieved power of the board's adjacent pairs."""
+    import numpy as np
+
+    from evalkit.report.overview import board_matrix
     from evalkit.runset import pick_run
     from evalkit.stats import topic_set_size as tss
-    from evalkit.stats.paired import align
 
     if len(board.entries) < 2:
         raise UsageError("topic set size design needs a leaderboard of at least 2 runs")
     if not differences:
         raise UsageError("give at least one minimum difference to detect, e.g. 0.05")
-    names = [e.name for e in board.entries]
-    values = align([e.scored.score.evaluation for e in board.entries], board.metric, names,
-                   common=board.entries[0].scored.score.evaluation.missing == "skip")
-    matrix = values.matrix
-    import numpy as np
-
-    keep = ~np.isnan(matrix).any(axis=0)
-    matrix = matrix[:, keep]
+    names, _, matrix = board_matrix(board)
     v_e = tss.residual_variance(matrix)
     if pair is not None:
         files = [e.file for e in board.entries]
