@@ -34,25 +34,18 @@ def topics_needed(folder, gold, scoring, patterns, differences, power, alpha, sy
     t-test needs, and those for an expected CI no wider than --difference.
     Also printed: the power this edition had for each adjacent pair.
     """
-    from evalkit.leaderboard import build_leaderboard, collect_files
-    from evalkit.manifest import build_manifest, input_entry
+    from evalkit.leaderboard import collect_files
     from evalkit.outputs import atomic_write, check_outputs
-    from evalkit.report.topic_design import design_from_board
+    from evalkit.report.topic_design import topics_needed as design_topics
 
     if output is None:
         output = "json" if (out_path or "").lower().endswith(".json") else "markdown"
     if out_path:
         ranked, _ = collect_files(folder, patterns, True, gold)
         check_outputs([out_path], force, inputs=[gold, *ranked])
-    board = build_leaderboard(folder, gold, scoring=scoring, patterns=patterns, pairs=None)
-    print_notes(board.notes + [f"{r.path}: not used ({r.reason})" for r in board.rejected])
-    manifest = build_manifest(
-        board.task or None, [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries],
-        {"folder": str(folder), "glob": list(patterns), "differences": list(differences), "power": power, "alpha": alpha,
-         "systems": systems, "pair": list(pair) if pair else None, "metric": board.metric},
-        command="topics-needed",
-    )
-    design = design_from_board(board, differences, power, alpha, systems, tuple(pair) if pair else None, manifest)
+    design, notes = design_topics(folder, gold, differences, power=power, alpha=alpha, systems=systems, pair=tuple(pair) if pair else None,
+                                  patterns=patterns, scoring=scoring, progress=True)
+    print_notes(notes)
     text = design.as_json() if output == "json" else design.as_markdown()
     if out_path:
         atomic_write(out_path, text, force=force)

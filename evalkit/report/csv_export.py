@@ -14,7 +14,7 @@ from typing import Sequence
 
 def leaderboard_csv(board, rows: Sequence) -> str:
     from evalkit.judging.sheet import inert
-    from evalkit.report.overview import metric_labels
+    from evalkit.report.overview_rows import metric_labels
 
     labels = metric_labels(board)
     teams = bool(rows) and rows[0].team is not None

@@ -40,9 +40,16 @@ def _interval(interval: tuple[int, int] | None) -> str:
     return str(low) if low == high else f"{low}--{high}"
 
 
+def label_key(label: str) -> str:
+    """A ``\\label`` key: letters, digits and ``: . _ -`` kept, anything else ``-`` (a key is no place for TeX text)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9:._-]", "-", str(label)) or "tab:leaderboard"
+
+
 def caption(board, rows: Sequence) -> str:
     """What the table shows, which procedure and alpha (all text escaped)."""
-    from evalkit.report.overview import procedure_text
+    from evalkit.report.overview_rows import procedure_text
 
     official = board.entries[0].scored.score.official
     teams = rows and rows[0].team is not None
@@ -58,7 +65,7 @@ def caption(board, rows: Sequence) -> str:
 
 def table(board, rows: Sequence, label: str = "tab:leaderboard") -> str:
     """The ``table`` environment alone."""
-    from evalkit.report.overview import best_values, metric_labels
+    from evalkit.report.overview_rows import best_values, metric_labels
 
     labels = metric_labels(board)
     best = best_values(rows, labels)
@@ -67,7 +74,7 @@ def table(board, rows: Sequence, label: str = "tab:leaderboard") -> str:
     heads = ["Rank"] + (["Team"] if teams else []) + ["Run"]
     heads += [rf"\textbf{{{latex_text(labels[0])}}}"] + [latex_text(c) for c in labels[1:]] + (["Ranks", "Letters"] if ranked else [])
     spec = "r" + ("l" if teams else "") + "l" + "r" * len(labels) + ("rl" if ranked else "")
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\caption{{{caption(board, rows)}}}", rf"\label{{{latex_text(label)}}}",
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\caption{{{caption(board, rows)}}}", rf"\label{{{label_key(label)}}}",
              rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(heads) + r" \\", r"\midrule"]
     for row in rows:
         name = latex_text(row.name) + (r"$^\dagger$" if row.tied_with_top else "")

@@ -93,7 +93,7 @@ def design_from_board(board, differences: Sequence[float], power: float = 0.8, a
     """Topic set sizes for each minimum difference, and the achieved power of the board's adjacent pairs."""
     import numpy as np
 
-    from evalkit.report.overview import board_matrix
+    from evalkit.report.overview_rows import board_matrix
     from evalkit.runset import pick_run
     from evalkit.stats import topic_set_size as tss
 
@@ -120,3 +120,23 @@ def design_from_board(board, differences: Sequence[float], power: float = 0.8, a
                                   tss.achieved_power(a, b, alpha)))
     return TopicDesign(board.metric, int(matrix.shape[1]), len(names), v_e, variance, source, alpha, power, rows, achieved,
                        dict(manifest or {}))
+
+
+def topics_needed(folder: str, gold: str, differences: Sequence[float] = (0.02, 0.05, 0.1), *, power: float = 0.8, alpha: float = 0.05,
+                  systems: int | None = None, pair: tuple[str, str] | None = None, patterns: Sequence[str] = ("*",),
+                  scoring=None, progress: bool = False) -> tuple[TopicDesign, list[str]]:
+    """Rank the runs in ``folder`` against ``gold`` (as ``evalkit leaderboard`` does) and design the next topic set;
+    returns the design (with its manifest) and the leaderboard's notes."""
+    from evalkit.leaderboard import build_leaderboard
+    from evalkit.manifest import build_manifest, input_entry
+    from evalkit.options import ScoringOptions
+
+    board = build_leaderboard(folder, gold, scoring=scoring or ScoringOptions(), patterns=patterns, pairs=None, progress=progress)
+    notes = board.notes + [f"{r.path}: not used ({r.reason})" for r in board.rejected]
+    manifest = build_manifest(
+        board.task or None, [input_entry("gold", gold)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries],
+        {"folder": str(folder), "glob": list(patterns), "differences": list(differences), "power": power, "alpha": alpha,
+         "systems": systems, "pair": list(pair) if pair else None, "metric": board.metric},
+        command="topics-needed",
+    )
+    return design_from_board(board, differences, power, alpha, systems, tuple(pair) if pair else None, manifest), notes

@@ -49,7 +49,11 @@ def _save(figure, title: str, fmt: str) -> bytes:
 
         FigureCanvasAgg(figure)
         metadata = {"Software": f"evalkit {__version__}", "Title": title}
-    figure.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata)
+    import warnings
+
+    with warnings.catch_warnings():  # a name's character the font has no glyph for is drawn as a box: no warning each time
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        figure.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata)
     return buffer.getvalue()
 
 
@@ -102,7 +106,7 @@ def heatmap_figure(matrix: np.ndarray, names: Sequence[str], metric: str, fmt: s
 
 def board_figures(board, highlight: str) -> list[bytes]:
     """topics.png, topics.pdf, heatmap.png, heatmap.pdf of a leaderboard (its tested metric)."""
-    from evalkit.report.overview import board_matrix
+    from evalkit.report.overview_rows import board_matrix
 
     names, _, matrix = board_matrix(board)
     return [topic_range_figure(matrix, names, highlight, board.metric, "png"), topic_range_figure(matrix, names, highlight, board.metric, "pdf"),
