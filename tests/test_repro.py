@@ -341,3 +341,22 @@ def test_real_4b_runs_equal_the_repro_eval_package(pinned_repro_eval, tmp_path):
     qrels, runs = real_case(tmp_path)
     got = repro(str(qrels), *map(str, runs), metrics="map ndcg p@10 recip_rank")
     assert_equal_oracle(got, package_as_oracle(run_package(pinned_repro_eval, qrels, *runs)))
+
+
+@pytest.mark.slow
+def test_where_the_package_crashes_evalkit_does_not(pinned_repro_eval, tmp_path):
+    """The differences the guide's table names: a topic only the reproduction ranks (repro_eval #5's kind of crash) and
+    rankings of unequal length raise in repro_eval; evalkit lists the topic and compares the common positions."""
+    qrels, runs, _ = random_case(tmp_path, 8)
+    extra = tmp_path / "extra.trec"
+    extra.write_text(runs[2].read_text() + "q99 Q0 d1 1 1.0 r\n")
+    short = tmp_path / "short.trec"
+    short.write_text("".join(runs[2].read_text().splitlines(keepends=True)[:-5]))
+    for rep, crashed in ((extra, {"ktu": "AttributeError", "rbo": "AttributeError"}), (short, {"ktu": "ValueError"})):
+        done = subprocess.run([str(pinned_repro_eval), str(PINNED), "--crashes", str(qrels), str(runs[0]), str(runs[1]), str(rep),
+                               str(runs[3])], capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert {k: v for k, v in json.loads(done.stdout).items() if v} == crashed
+        got = repro(str(qrels), str(runs[0]), str(runs[1]), str(rep), str(runs[3]), metrics="map")
+        ktu = got.result.ktu["baseline"]
+        assert math.isfinite(ktu.mean) and ktu.only_reproduced == (["q99"] if rep == extra else [])

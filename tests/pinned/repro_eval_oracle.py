@@ -32,5 +32,23 @@ def main(argv):
     print(json.dumps(out))
 
 
+
+
+def crashes(argv):
+    """``--crashes QRELS B A B2 A2``: which of the package's measures raise, and what (JSON)."""
+    qrels, b, a, b2, a2 = argv[:5]
+    evaluator = RpdEvaluator(qrels_orig_path=qrels, run_b_orig_path=b, run_a_orig_path=a, run_b_rep_path=b2, run_a_rep_path=a2)
+    evaluator.trim()
+    evaluator.evaluate()
+    out = {}
+    for measure in ("ktu", "rbo", "rmse", "er", "dri", "ttest"):
+        try:
+            getattr(evaluator, measure)()
+            out[measure] = None
+        except Exception as exc:  # what a user of the package meets
+            out[measure] = type(exc).__name__
+    print(json.dumps(out))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    crashes(sys.argv[2:]) if sys.argv[1] == "--crashes" else main(sys.argv[1:])
