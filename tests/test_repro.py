@@ -3,8 +3,9 @@
 Two oracles: repro_eval's definitions transcribed below from its source (github.com/irgroup/repro_eval, v0.5.0:
 repro_eval/util.py load_run and break_ties, measure/document_order.py _KTU and _rbo, measure/effectiveness.py _RMSE,
 measure/overall_effects.py ER and DRI, measure/statistics.py _ttest), fed with pytrec_eval's per-topic scores, run
-everywhere; and the repro-eval package itself in a pinned virtual environment (repro-eval==0.5.0 with pandas < 3: under
-pandas 3 its evaluate_run builds a DataFrame without a query_id column and fails), skipped where it cannot be installed.
+everywhere; and the repro-eval package itself in a pinned virtual environment (repro-eval==0.5.0 with pandas < 3: its
+evaluate_run is reported to fail under pandas 3, building a DataFrame without a query_id column; with ir_measures 0.4.3
+and pandas 3.1.1 it ran here), skipped where it cannot be installed.
 """
 from __future__ import annotations
 
