@@ -109,5 +109,9 @@ def board_figures(board, highlight: str) -> list[bytes]:
     from evalkit.report.overview_rows import board_matrix
 
     names, _, matrix = board_matrix(board)
+    if matrix.shape[1] == 0:
+        from evalkit.errors import UsageError
+
+        raise UsageError(f"no topic has a {board.metric} value for every run: no per-topic figure to draw")
     return [topic_range_figure(matrix, names, highlight, board.metric, "png"), topic_range_figure(matrix, names, highlight, board.metric, "pdf"),
             heatmap_figure(matrix, names, board.metric, "png"), heatmap_figure(matrix, names, board.metric, "pdf")]
