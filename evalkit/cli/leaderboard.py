@@ -59,6 +59,8 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     --html writes a self-contained HTML page (leaderboard sortable by any
     column with marks against --baseline, tied groups, the files set apart,
     and a per-query explorer with figures); --json writes its data.
+    --latex, --csv and --figures write the overview paper's table (one row
+    per team with --group-by) and per-topic figures.
     """
     from evalkit.allpairs import AllPairsOptions
     from evalkit.cli.html_output import page_targets, read_texts
