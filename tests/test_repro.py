@@ -361,3 +361,13 @@ def test_where_the_package_crashes_evalkit_does_not(pinned_repro_eval, tmp_path)
         got = repro(str(qrels), str(runs[0]), str(runs[1]), str(rep), str(runs[3]), metrics="map")
         ktu = got.result.ktu["baseline"]
         assert math.isfinite(ktu.mean) and ktu.only_reproduced == (["q99"] if rep == extra else [])
+
+
+def test_hostile_run_names_are_text_in_markdown(tmp_path, capsys):
+    qrels, runs, _ = random_case(tmp_path, 9)
+    hostile = tmp_path / "<script>x|y`[a](b)`.trec"
+    hostile.write_bytes(runs[3].read_bytes())
+    assert main(["repro", str(qrels), "-b", str(runs[0]), "-a", str(runs[1]), "--repro-baseline", str(runs[2]),
+                 "--repro-advanced", str(hostile), "-m", "map"]) == 0
+    out = capsys.readouterr().out
+    assert "<script>" not in out and "&lt;script&gt;x&#124;y\\`\\[a\\](b)\\`" in out
