@@ -32,6 +32,11 @@ _ELSEWHERE = {  # name -> the module that holds it
     "pool": "evalkit.judging.api",
     "PoolResult": "evalkit.judging.api",
     "reuse": "evalkit.judging.api",
+    # the organiser's paper and the next edition (docs/guide/overview-paper.md, reproducibility.md, topic-set-size.md)
+    "repro": "evalkit.report.reproduction",
+    "Reproduction": "evalkit.report.reproduction",
+    "write_overview": "evalkit.report.overview",
+    "topics_needed": "evalkit.report.topic_design",
     "ReuseResult": "evalkit.judging.api",
 }
 

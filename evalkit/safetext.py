@@ -15,6 +15,11 @@ script where Markdown is published (Jekyll, mkdocs, pandoc, GitHub).
   backslash (CommonMark, GFM, Python-Markdown, kramdown and pandoc agree on
   these), ``_`` too except inside a word (``E5_HN_All``, never emphasis); a leading ``+``, ``-``, ``=`` or ``1.`` cannot start a list or a
   heading underline. Safe in paragraphs, headings, emphasis and table cells.
+- :func:`latex_text`: :func:`visible`, then every character with a meaning
+  to TeX (``\\ { } # $ % & _ ~ ^``, and ``< > | "`` that the default fonts
+  misprint; ``[ ]`` braced so no row end reads them as its option) written as the command that prints it, and any character beyond
+  Latin-1 and Latin Extended-A as ``[U+XXXX]`` (pdflatex has no glyph for it):
+  ``\\input{/etc/passwd}`` prints as text, never runs.
 - :func:`markdown_json`: JSON for a fenced block, ``< > & { }`` inside strings
   written as ``\\u`` escapes (the same value when parsed).
 """
@@ -32,6 +37,11 @@ _MARKDOWN = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;", "{": "&#123;
 _MARKDOWN_TABLE = str.maketrans(_MARKDOWN)
 _EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")  # inside a word (E5_HN_All) no renderer reads emphasis
 _LEADING = re.compile(r"\A(\s*)([+\-=]|[0-9]+(?=[.)]))")
+_LATEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%", "&": r"\&", "_": r"\_",
+          "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+          '"': r"\textquotedbl{}", "-": "-{}", "`": r"\textasciigrave{}", "'": r"\textquotesingle{}",
+          "[": "{[}", "]": "{]}"}
+_LATEX_TABLE = str.maketrans(_LATEX)
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _JSON_UNSAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&{}"})
 
@@ -60,6 +70,13 @@ def markdown_text(text: object) -> str:
         return escaped
     cut = match.end() if match.group(2).isdigit() else match.start(2)  # "1." -> "1\.", "- x" -> "\- x"
     return f"{escaped[:cut]}\\{escaped[cut:]}"
+
+
+def latex_text(text: object) -> str:
+    """``text`` as literal LaTeX text (pdflatex, T1 fonts, textcomp): controls made visible, TeX syntax as the commands
+    that print it, characters without a pdflatex glyph as ``[U+XXXX]`` (see the module docstring)."""
+    shown = visible(text).translate(_LATEX_TABLE)
+    return "".join(c if ord(c) < 0x80 or 0xA0 <= ord(c) < 0x180 else f"[U+{ord(c):04X}]" for c in shown)
 
 
 def markdown_json(value: Any, **dumps: Any) -> str:

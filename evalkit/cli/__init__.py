@@ -121,6 +121,8 @@ COMMANDS = {
     "systems": ("evalkit.cli.run", "systems", "List registered systems, their options and the shipped configs."),
     "pool": ("evalkit.cli.pool", "pool", "Pool the top K documents of runs as a judging sheet for assessors; unique contributions."),
     "reuse": ("evalkit.cli.reuse", "reuse", "Leave-one-group-out test: would the judgments score a new run fairly?"),
+    "repro": ("evalkit.cli.repro", "repro", "Reproducibility measures (KTU, RBO, RMSE, ER, DRI, t-tests) of a reproduced run pair."),
+    "topics-needed": ("evalkit.cli.topics_needed", "topics_needed", "Topic set size design: topics needed for a power, alpha and difference."),
     "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
     "competition": ("evalkit.cli.competition", "competition", "Organise a shared task on Codabench: bundle, check, run a submission."),
 }

@@ -16,6 +16,7 @@ from evalkit.cli.common import (
     scoring_options,
 )
 from evalkit.cli.html_output import page_options
+from evalkit.cli.paper_output import overview_options
 
 
 @click.command()
@@ -40,9 +41,10 @@ from evalkit.cli.html_output import page_options
 @FORCE_OPTION
 @click.option("--baseline", "-b", default=None, help="Run the page marks significance against (file, name or rank; default: the first rank).")
 @page_options
+@overview_options
 def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name, zero_method, correction, alpha, permutations,
                 bootstrap_resamples, seed, binary, output, out_path, force, baseline, html_path, json_path, queries_path, corpus_path,
-                trust_pickle, top_docs):
+                trust_pickle, top_docs, exports):
     """Rank every run or submission file in FOLDER (zips included) against GOLD.
 
     Official score first, then the task's other metrics. Every pair of runs
@@ -57,6 +59,8 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     --html writes a self-contained HTML page (leaderboard sortable by any
     column with marks against --baseline, tied groups, the files set apart,
     and a per-query explorer with figures); --json writes its data.
+    --latex, --csv and --figures write the overview paper's table (one row
+    per team with --group-by) and per-topic figures.
     """
     from evalkit.allpairs import AllPairsOptions
     from evalkit.cli.html_output import page_targets, read_texts
@@ -71,9 +75,9 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         lowered = (out_path or "").lower()
         output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
     pages = page_targets(html_path, json_path)
-    if out_path or pages:
+    if out_path or pages or exports:
         ranked, _ = collect_files(folder, patterns, recursive, gold)  # the files ranked are inputs too
-        check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages], force,
+        check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages, *exports.targets()], force,
                       inputs=[gold, queries_path, corpus_path, *ranked])
     options = CompareOptions(zero_method=zero_method, permutations=permutations, bootstrap=bootstrap_resamples, seed=seed,
                              correction=correction, alpha=alpha)
@@ -128,6 +132,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     for path, content in payloads:
         atomic_write(path, content, force=force)
         click.echo(f"wrote {path}", err=True)
+    exports.write(board, manifest, force)
 
 
 def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) -> list[tuple[str, str]]:

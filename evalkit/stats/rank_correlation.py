@@ -194,3 +194,21 @@ def tau_ap_b(x: Sequence[float], y: Sequence[float]) -> float:
     if len(a) < 2:
         return float("nan")
     return (_tau_ap_towards(a, b) + _tau_ap_towards(b, a)) / 2
+
+
+def rbo_truncated(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.95, depth: int = 1000) -> float:
+    """Rank-biased overlap truncated at ``depth`` and normalised by its weights (Clarke et al.'s form, as repro_eval uses).
+
+    ``RBO@D = sum_{d=1..D} p^(d-1) X_d / d  /  sum_{d=1..D} p^(d-1)``, ``X_d = |a[:d] & b[:d]|`` (a list shorter than
+    d counts all of it). Symmetric; 1 for identical lists of at least ``D`` documents, 0 for disjoint ones. Reference:
+    Clarke, Vtyurina and Smucker (2021), "Assessing top-k preferences", ACM TOIS 39(3), https://doi.org/10.1145/3451161.
+    """
+    p = check_persistence(p)
+    if depth < 1:
+        raise UsageError(f"RBO depth must be at least 1 (got {depth})")
+    a, b = first_occurrences(a)[:depth], first_occurrences(b)[:depth]
+    where = {doc: i for i, doc in enumerate(b)}
+    deepest = [max(i, where[doc]) for i, doc in enumerate(a) if doc in where]
+    overlap = np.cumsum(np.bincount(np.asarray(deepest, dtype=np.int64), minlength=depth)[:depth].astype(np.float64))
+    weight = p ** np.arange(depth, dtype=np.float64)
+    return float(np.sum(weight * overlap / np.arange(1, depth + 1)) / np.sum(weight))
