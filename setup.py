@@ -43,7 +43,7 @@ RAY = ["ray[data]>=2.9"]
 # needs transformers<4.58); ~40 MB of wheels, installs in seconds, its tests take seconds: in the test extra
 ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
-TEST = SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
+TEST = SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -58,7 +58,7 @@ setup(
     python_requires=">=3.10",
     packages=packages + system_packages,
     package_dir={"evalkit.systems": "systems"},
-    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
+    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*", "judging/prompts/*.txt"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes

@@ -120,6 +120,8 @@ COMMANDS = {
     "systems": ("evalkit.cli.run", "systems", "List registered systems, their options and the shipped configs."),
     "pool": ("evalkit.cli.pool", "pool", "Pool the top K documents of runs as a judging sheet for assessors; unique contributions."),
     "reuse": ("evalkit.cli.reuse", "reuse", "Leave-one-group-out test: would the judgments score a new run fairly?"),
+    "judge": ("evalkit.cli.judge", "judge", "Grade a judging sheet with an LLM (UMBRELA prompt), resumably, with provenance."),
+    "agreement": ("evalkit.cli.agreement", "agreement", "Agreement of two golds (kappa, alpha) and what it changes on the leaderboard."),
     "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
     "competition": ("evalkit.cli.competition", "competition", "Organise a shared task on Codabench: bundle, check, run a submission."),
 }
