@@ -29,6 +29,8 @@ from evalkit.cli.common import (
                    "(qrels listing only relevant documents, as BEIR's).")
 @click.option("--rbo-p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
               help="Persistence of the rank-biased overlap of the two system rankings.")
+@click.option("--judged-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="k of each run's LLM@k (share of its top k an LLM judged) under a gold that says who judged each pair.")
 @scoring_options(without=("metrics", "zscores", "judgment_groups"))
 @all_pairs_option("randomised-tukey")
 @CORRECTION_OPTION
@@ -42,7 +44,7 @@ from evalkit.cli.common import (
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Write the report here (e.g. reports/agreement.md); with runs, its figure NAME.agreement.png beside it.")
 @FORCE_OPTION
-def agreement(gold_a, gold_b, runs, metric, weights, complete, rbo_p, scoring, all_pairs, correction, alpha, permutations,
+def agreement(gold_a, gold_b, runs, metric, weights, complete, rbo_p, judged_k, scoring, all_pairs, correction, alpha, permutations,
               bootstrap_resamples, seed, zero_method, output, out_path, force):
     """Agreement of GOLD_A and GOLD_B on the pairs both judge; with RUNS, the two leaderboards side by side.
 
@@ -51,7 +53,9 @@ def agreement(gold_a, gold_b, runs, metric, weights, complete, rbo_p, scoring, a
     agreement. With runs: each run's score and rank under both golds, Kendall's
     tau, tau_AP (B against A), rank-biased overlap, and every pair of runs whose
     order flips, with whether the all-pairs procedure finds it significant
-    under each gold; with --out, a figure of the ranks under A vs under B.
+    under each gold; with --out, a figure of the ranks under A vs under B. A
+    gold from evalkit judge (a judge column, or QRELS.judges.tsv) adds each
+    run's LLM@k: the share of its top k an LLM judged (mixed gold).
     """
     from evalkit.allpairs import AllPairsOptions
     from evalkit.judging.agreement_api import agreement as find_agreement
@@ -66,7 +70,7 @@ def agreement(gold_a, gold_b, runs, metric, weights, complete, rbo_p, scoring, a
                       inputs=[gold_a, gold_b, *runs])
     pairs = None if all_pairs == "none" else AllPairsOptions(all_pairs, correction, alpha, permutations, bootstrap_resamples, seed,
                                                               zero_method)
-    result = find_agreement(gold_a, gold_b, *runs, metric=metric, weights=weights, complete=complete, rbo_p=rbo_p,
+    result = find_agreement(gold_a, gold_b, *runs, metric=metric, weights=weights, complete=complete, rbo_p=rbo_p, judged_k=judged_k,
                             relevance_level=scoring.relevance_level, pairs=pairs, scoring=scoring, progress=True)
     print_notes(result.notes)
     if out_path:

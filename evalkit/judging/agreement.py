@@ -103,6 +103,7 @@ class RankingAgreement:
 
     metric: str
     runs: list[dict[str, Any]]  # run, score_a, score_b, rank_a, rank_b, move (rank_a - rank_b: places gained under B)
+    # (+ llm_share_a/b, human_share_a/b: LLM@k and Human@k where that gold says who judged)
     kendall_tau: float
     tau_ap: float
     tau_ap_variant: str  # "tau_ap" (no ties) or "tau_ap_b"
@@ -111,6 +112,7 @@ class RankingAgreement:
     flipped_pairs: list[dict[str, Any]]
     procedure: str | None = None
     notes: list[str] = field(default_factory=list)
+    judged_k: int | None = None  # the k of the runs' llm_share_a/b (LLM@k) where a gold says who judged
 
 
 def order_of(names: Sequence[str], scores: Sequence[float]) -> list[int]:

@@ -58,6 +58,7 @@ def agreement(
     complete: str | None = None,
     pairs: AllPairsOptions | None = AllPairsOptions(),
     rbo_p: float = 0.9,
+    judged_k: int = 10,
     names: Sequence[str] | None = None,
     scoring: "ScoringOptions | None" = None,
     progress: bool = False,
@@ -69,10 +70,13 @@ def agreement(
     qrels), or on ``metric``; ``pairs`` is the all-pairs procedure that says
     whether a flipped pair's difference is significant under each gold
     (default: randomised Tukey HSD, seeded; ``None``: no significance).
+    A gold that says who judged each pair (:mod:`evalkit.judging.provenance`)
+    adds each run's LLM@k and Human@k (``judged_k``) under it.
     """
     from evalkit.allpairs import all_pairs
     from evalkit.api import score_many
     from evalkit.inputs import _paths_of, as_qrels, check_task_name, input_entry
+    from evalkit.judging.provenance import judge_shares, read_judges
     from evalkit.manifest import build_manifest
     from evalkit.metrics import parse_metric
     from evalkit.options import ScoringOptions
@@ -99,6 +103,7 @@ def agreement(
         if len(runs) < 2:
             raise UsageError("comparing two leaderboards needs at least two runs")
         boards = []
+        judges = [read_judges(g) if isinstance(g, (str, os.PathLike)) else None for g in (gold_a, gold_b)]
         for gold in (qrels_a, qrels_b):
             task, _, scored = score_many(gold, runs, [label] if label else None, names=names, scoring=chosen, progress=progress)
             per_query = comparison_metric(task, scored[0].score, label)
@@ -117,6 +122,13 @@ def agreement(
         task_name = task.name
         shown = label or scored[0].score.official
         ranking = ranking_agreement([s.name for s in scored], values_a, values_b, shown, pairs_a=pairs_a, pairs_b=pairs_b, p=rbo_p)
+        by_name = {s.name: s.run for s in scored}
+        for side, gold, judged_by in (("a", qrels_a, judges[0]), ("b", qrels_b, judges[1])):
+            if judged_by is not None:
+                ranking.judged_k = judged_k
+                for entry in ranking.runs:
+                    shares = judge_shares(by_name[entry["run"]], gold, judged_by, judged_k)
+                    entry[f"llm_share_{side}"], entry[f"human_share_{side}"] = shares["llm"], shares["human"]
         inputs += [input_entry(f"run:{s.name}", s.run) for s in scored]
     manifest = build_manifest(
         task_name, inputs,

@@ -57,6 +57,7 @@ def as_dict(result: AgreementResult) -> dict[str, Any]:
         out.update({
             "metric": r.metric, "runs": r.runs, "kendall_tau": _finite(r.kendall_tau), "tau_ap": _finite(r.tau_ap),
             "tau_ap_variant": r.tau_ap_variant, "rbo": _finite(r.rbo), "rbo_p": r.rbo_p, "all_pairs": r.procedure,
+            "judged_k": r.judged_k,
             "flipped_pairs": [{**f, "runs": [f["above_under_a"], f["above_under_b"]]} for f in r.flipped_pairs],
         })
     out["notes"] = result.notes + (r.notes if r is not None else [])
@@ -93,10 +94,12 @@ def _sections(result: AgreementResult) -> list[tuple[str, list[str], list[list[s
                    [False] + [True] * 5))
     r = result.ranking
     if r is not None:
+        shares = [(side, label) for side, label in (("a", a), ("b", b)) if r.runs and f"llm_share_{side}" in r.runs[0]]
         runs = [[printable(x["run"]), number(x["score_a"]), str(x["rank_a"]), number(x["score_b"]), str(x["rank_b"]),
-                 f"{x['move']:+d}" if x["move"] else "="] for x in r.runs]
-        tables.append((f"Leaderboards side by side ({r.metric})", ["run", f"{a}", "rank", f"{b}", "rank", "move"], runs,
-                       [False, True, True, True, True, True]))
+                 f"{x['move']:+d}" if x["move"] else "=", *(number(x[f"llm_share_{side}"], 3) for side, _ in shares)] for x in r.runs]
+        tables.append((f"Leaderboards side by side ({r.metric})",
+                       ["run", f"{a}", "rank", f"{b}", "rank", "move", *(f"LLM@{r.judged_k} ({label})" for _, label in shares)], runs,
+                       [False, True, True, True, True, True] + [True] * len(shares)))
         rank = [["Kendall's tau", number(r.kendall_tau)], [r.tau_ap_variant.replace("tau_ap", "tau_AP").replace("_b", ",b")
                  + f" ({b} against {a})", number(r.tau_ap)], [f"RBO (extrapolated, p = {r.rbo_p:g})", number(r.rbo)],
                 ["flipped pairs", str(len(r.flipped_pairs))]]

@@ -26,8 +26,10 @@ nor write the answer the reader below takes.
    ``Score = 3``) anywhere in the answer: its number is the grade, if every
    marker found gives the same one (else an error: conflicting grades);
 3. else an answer that is only a number (``2``, ``**2**``, ``2.``);
-4. else an answer starting with a number and then a word break
-   (``2 - the passage answers...``);
+4. else an answer whose first line starts with a number set apart by a dash,
+   colon, comma or semicolon (``2 - the passage answers...``, ``3, because...``),
+   or is a number alone (``2/3`` too); a numbered list (``1. Identify the
+   intent...``) is not a grade;
 5. anything else (prose, digits inside a sentence such as "3 studies") is an
    error: no grade is guessed. A grade found but not an integer on the scale
    (``4``, ``-1``, ``2.5``) is an error too.
@@ -52,7 +54,7 @@ PLACEHOLDER = re.compile(r"\{(query|passage)\}")
 MARKER = r"(?:final\s+score|score|grade|relevance|rating)"
 MARKED = re.compile(r"#*\s*\**" + MARKER + r"\**\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.I)
 ONLY_NUMBER = re.compile(r"^[\s*#`'\"(\[]*(-?\d+(?:\.\d+)?)[\s*`'\")\].]*$")
-LEADING_NUMBER = re.compile(r"^[\s*#`'\"(\[]*(-?\d+(?:\.\d+)?)(?:[\s*`'\")\].:,;-]+|$)(?!\d)")
+LEADING_NUMBER = re.compile(r"^[*#`'\"(\[]*(-?\d+(?:\.\d+)?)[*`'\")\]]*(?:[ \t]*(?:/[ \t]*\d+)?[ \t]*$|\s+[-\u2013\u2014]\s|\s*[:,;]\s)", re.M)
 MARKER_IN_TEXT = re.compile("(" + MARKER + r")(\s*)([:=])", re.I)
 MAX_PROMPT_BYTES = 1 << 20
 
