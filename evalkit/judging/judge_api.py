@@ -69,7 +69,8 @@ def judge(
     from evalkit.inputs import as_qrels
     from evalkit.judging.journal import Journal
     from evalkit.judging.provenance import judges_sidecar
-    from evalkit.manifest import build_manifest, input_entry, sha256_of
+    from evalkit.inputs import input_entry as qrels_entry
+    from evalkit.manifest import build_manifest, input_entry
     from evalkit.outputs import check_outputs, sidecar_of
 
     if isinstance(max_grade, bool) or not isinstance(max_grade, int) or not 1 <= max_grade <= 100:
@@ -109,10 +110,9 @@ def judge(
     result = judge_sheet(read, chat, settings, book, assessor=assessor, human=human_grades(human_qrels) if human_qrels else None,
                          query_texts=query_texts, doc_texts=doc_texts, rows=rows)
     result.counts["journal_dropped_tail"] = int(book.dropped_tail)
-    entries = [{"role": "sheet", "path": os.fspath(sheet), "sha256": sha256_of(sheet)},
-               {"role": "prompt", "path": chosen_prompt.path, "sha256": chosen_prompt.sha256}]
-    entries += [input_entry("human", human_qrels)] if human_qrels is not None else []
-    entries += [{"role": role, "path": os.fspath(p), "sha256": sha256_of(p)} for role, p in (("queries", queries), ("corpus", corpus)) if p]
+    entries = [input_entry("sheet", sheet), {"role": "prompt", "path": chosen_prompt.path, "sha256": chosen_prompt.sha256}]
+    entries += [qrels_entry("human", human_qrels)] if human_qrels is not None else []
+    entries += [input_entry(role, p) for role, p in (("queries", queries), ("corpus", corpus)) if p]
     result.manifest = build_manifest(None, entries, {**settings.manifest(), "assessor": assessor, "sample": sample,
                                                      "sample_seed": sample_seed if sample else None, "journal": journal_path,
                                                      "counts": dict(result.counts)}, seed=seed, command="judge")
