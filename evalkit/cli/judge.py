@@ -55,12 +55,13 @@ def judge(sheet, out_path, backend, model, base_url, prompt_path, max_grade, max
     one-line error (relevance -1: unjudged), never guessed. Every row says
     who judged it: llm:MODEL@PROMPT-SHA256 or human:ASSESSOR.
     """
+    from evalkit.judging.judge_api import backend_kind
     from evalkit.judging.judge_api import judge as run_judge
-    from evalkit.systems._models.llm import backend_class
 
-    if backend_class(backend).name == "openai":
+    kind = backend_kind(backend)
+    if kind == "openai":
         options = {"base_url": base_url, "concurrency": concurrency, "timeout": timeout, "retries": retries}
-    elif backend_class(backend).name == "transformers":
+    elif kind == "transformers":
         options = {"device": device, "batch_size": batch_size}
     else:
         options = {}
@@ -77,6 +78,7 @@ def judge(sheet, out_path, backend, model, base_url, prompt_path, max_grade, max
         click.echo(f"warning: {result.sheet.path}: {line}", err=True)
     if len(result.errors) > 5:
         click.echo(f"warning: ... and {len(result.errors) - 5:,} more answers without a grade (judge_error column)", err=True)
-    click.echo(f"{c['rows']:,} rows: {c['llm']:,} graded by {result.settings.judge} ({c['journaled']:,} from the journal, {c['asked'] - c['model_calls']:,} from the cache, {c['model_calls']:,} asked now), {c['human']:,} by people, "
+    sources = f"{c['journaled']:,} from the journal, {c['asked'] - c['model_calls']:,} from the cache, {c['model_calls']:,} asked now"
+    click.echo(f"{c['rows']:,} rows: {c['llm']:,} graded by {result.settings.judge} ({sources}), {c['human']:,} by people, "
                f"{c['errors']:,} answers without a grade (relevance -1)")
     click.echo(f"wrote {out_path}{f' and {qrels_path}' if qrels_path else ''}", err=True)

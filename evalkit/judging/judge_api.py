@@ -27,6 +27,11 @@ def journal_of(out: str | os.PathLike) -> str:
     return os.fspath(out) + ".journal.jsonl"
 
 
+def backend_kind(backend: str) -> str:
+    """The canonical name of an LLM backend or alias (``openai``, ``transformers``, ``llamacpp``); unknown: one line."""
+    return importlib.import_module(LLM_BACKENDS).backend_class(backend).name
+
+
 def make_backend(backend: str, model: str, **options: Any) -> ChatBackend:
     """evalkit's LLM backend ``backend`` (openai, transformers, llamacpp) for ``model`` with ``options``."""
     return importlib.import_module(LLM_BACKENDS).load_backend(backend, model, **options)
