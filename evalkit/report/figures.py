@@ -111,6 +111,9 @@ def rank_scatter(runs: Sequence[str], ranks_a: Sequence[int], ranks_b: Sequence[
         axes.annotate(_short(name), (a, b), textcoords="offset points", xytext=(4, 3), fontsize="x-small")
     axes.set_xlim(0.5, n + 0.5)
     axes.set_ylim(n + 0.5, 0.5)  # rank 1 at the top
+    ticks = list(range(1, n + 1, max(1, n // 15)))
+    axes.set_xticks(ticks)
+    axes.set_yticks(ticks)
     axes.set_xlabel(f"rank under {label_a}")
     axes.set_ylabel(f"rank under {label_b}")
     axes.set_title(title)
