@@ -85,7 +85,7 @@ def judge(
     if sample is not None and sample < 1:
         raise UsageError(f"sample must be a positive number of rows (got {sample})")
     journal_path = os.fspath(journal) if journal is not None else journal_of(out)
-    outputs = [out, sidecar_of(out), qrels_out, judges_sidecar(qrels_out) if qrels_out else None]
+    outputs = [out, sidecar_of(out), qrels_out, *((judges_sidecar(qrels_out), sidecar_of(qrels_out)) if qrels_out else ())]
     inputs = [sheet, prompt, human, queries, corpus]
     check_outputs(outputs, force, inputs=[p for p in inputs if p] + [journal_path])
     if os.path.realpath(journal_path) in {os.path.realpath(os.fspath(p)) for p in inputs if p}:
@@ -126,7 +126,8 @@ def judge(
 
 
 def save_judged(result: JudgeResult, out: str | os.PathLike, qrels_out: str | os.PathLike | None = None, *, force: bool = False) -> None:
-    """Write the graded sheet (and its manifest; ``qrels_out``: a plain TREC qrels and its ``.judges.tsv``), atomically."""
+    """Write the graded sheet and its manifest (``qrels_out``: also a plain TREC qrels, its ``.judges.tsv`` and manifest),
+    atomically."""
     from evalkit.judging.provenance import judges_sidecar, qrels_texts
     from evalkit.judging.sheet import delimiter_for
     from evalkit.manifest import write_sidecar
@@ -140,3 +141,4 @@ def save_judged(result: JudgeResult, out: str | os.PathLike, qrels_out: str | os
         qrels, judges = qrels_texts(rows)
         atomic_write(qrels_out, qrels, force=force)
         atomic_write(judges_sidecar(qrels_out), judges, force=force)
+        write_sidecar(qrels_out, result.manifest)
