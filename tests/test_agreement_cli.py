@@ -76,10 +76,12 @@ def test_agreement_json_equals_references(files, capsys):
     names = sorted(by_run)
     sa, sb = [scores[("a", n)] for n in names], [scores[("b", n)] for n in names]
     assert data["kendall_tau"] == pytest.approx(kendalltau(sa, sb).statistic)
-    flips = {tuple(f["runs"]) for f in data["flipped_pairs"]}
+    assert all(isinstance(pair, list) and len(pair) == 2 for pair in data["flipped_pairs"])  # a list of run pairs
+    flips = {tuple(pair) for pair in data["flipped_pairs"]}
+    assert flips == {(f["above_under_a"], f["above_under_b"]) for f in data["flips"]}
     expected = {(i, j) for i in names for j in names if scores[("a", i)] > scores[("a", j)] and scores[("b", i)] < scores[("b", j)]}
     assert flips == expected
-    assert all(isinstance(f["significant_a"], bool) and isinstance(f["significant_b"], bool) for f in data["flipped_pairs"])
+    assert all(isinstance(f["significant_a"], bool) and isinstance(f["significant_b"], bool) for f in data["flips"])
     assert {"tau_ap", "rbo"} <= set(data) and -1 <= data["tau_ap"] <= 1 and 0 <= data["rbo"] <= 1
     assert data["manifest"]["command"] == "agreement"
 
@@ -137,7 +139,7 @@ def test_leaderboard_previous(files, tmp_path, capsys):
     now = {r["run"]: r["official"]["value"] for r in new["ranking"]}
     expected = kendalltau([was[n]["official"]["value"] for n in names], [now[n] for n in names]).statistic
     assert new["kendall_tau"] == pytest.approx(expected) and new["previous"]["kendall_tau"] == pytest.approx(expected)
-    flips = {tuple(f["runs"]) for f in new["previous"]["flipped_pairs"]}
+    flips = {tuple(pair) for pair in new["previous"]["flipped_pairs"]}
     assert flips == {(i, j) for i in names for j in names
                      if was[i]["official"]["value"] > was[j]["official"]["value"] and now[i] < now[j]}
     code, out, _ = cli(capsys, "leaderboard", folder / "runs", "--gold", folder / "b.qrels", "--previous", old, "-o", "markdown",

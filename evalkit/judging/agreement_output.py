@@ -58,7 +58,8 @@ def as_dict(result: AgreementResult) -> dict[str, Any]:
             "metric": r.metric, "runs": r.runs, "kendall_tau": _finite(r.kendall_tau), "tau_ap": _finite(r.tau_ap),
             "tau_ap_variant": r.tau_ap_variant, "rbo": _finite(r.rbo), "rbo_p": r.rbo_p, "all_pairs": r.procedure,
             "judged_k": r.judged_k,
-            "flipped_pairs": [{**f, "runs": [f["above_under_a"], f["above_under_b"]]} for f in r.flipped_pairs],
+            "flipped_pairs": [[f["above_under_a"], f["above_under_b"]] for f in r.flipped_pairs],  # (above under A, above under B)
+            "flips": r.flipped_pairs,  # each flipped pair's scores and significance under A and B
         })
     out["notes"] = result.notes + (r.notes if r is not None else [])
     out["manifest"] = result.manifest

@@ -106,7 +106,8 @@ def _finite(value: Any) -> Any:
 def as_dict(changes: Changes) -> dict[str, Any]:
     """The ``previous`` block of the leaderboard JSON."""
     return {"file": changes.previous.path, "metric": changes.previous.metric, "kendall_tau": _finite(changes.kendall_tau),
-            "tau_ap": _finite(changes.tau_ap), "tau_ap_variant": changes.tau_ap_variant, "flipped_pairs": changes.flipped_pairs,
+            "tau_ap": _finite(changes.tau_ap), "tau_ap_variant": changes.tau_ap_variant,
+            "flipped_pairs": [f["runs"] for f in changes.flipped_pairs], "flips": changes.flipped_pairs,
             "new_runs": [r["run"] for r in changes.rows if r["previous_rank"] is None], "gone_runs": changes.gone}
 
 
