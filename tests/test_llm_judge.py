@@ -137,10 +137,11 @@ def test_hostile_answers_end_to_end(sheet, tmp_path, capsys):
 def test_judge_writes_provenance_and_plain_qrels(sheet, tmp_path, capsys):
     out, qrels = tmp_path / "llm.tsv", tmp_path / "llm.qrels"
     with FakeChatServer(lambda m, n: f"##final score: {grade_for(m)}") as server:
-        code, _, stderr = cli(capsys, *judge_args(sheet, out, server, "--qrels", qrels))
+        code, _, stderr = cli(capsys, *judge_args(sheet, out, server, "--qrels", qrels, "--api-key", "secret-key"))
         requests = list(server.requests)
     assert code == 0, stderr
     assert all(r["temperature"] == 0 and r["seed"] == 0 for r in requests)  # deterministic settings
+    assert "secret-key" not in (tmp_path / "llm.tsv.manifest.json").read_text() + (tmp_path / "llm.tsv.journal.jsonl").read_text()
     rows = rows_of(out)
     sha = load_prompt().sha256
     assert {r["judge"] for r in rows} == {f"llm:fake-judge@{sha}"}

@@ -14,6 +14,8 @@ from evalkit.cli.common import FORCE_OPTION, SEED
               help="LLM backend: openai (any OpenAI-compatible endpoint), transformers (local model or .gguf), llamacpp.")
 @click.option("--model", required=True, help="Model: endpoint model name (openai); hub name, folder, .gguf file or pkg:PACKAGE.")
 @click.option("--base-url", default="", help="openai backend: the endpoint's base URL (default $OPENAI_BASE_URL).")
+@click.option("--api-key", default="", envvar="OPENAI_API_KEY", show_envvar=True,
+              help="openai backend: the endpoint's API key (never written to a manifest or the journal).")
 @click.option("--prompt", "prompt_path", type=click.Path(dir_okay=False), default=None,
               help="Prompt file with {query} and {passage} (default: the UMBRELA prompt shipped with evalkit).")
 @click.option("--max-grade", type=click.IntRange(1, 100), default=3, show_default=True, help="Grades are the integers 0..MAX.")
@@ -44,7 +46,7 @@ from evalkit.cli.common import FORCE_OPTION, SEED
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a plain TREC qrels of the grades (unjudged rows left out) and its QRELS.judges.tsv provenance.")
 @FORCE_OPTION
-def judge(sheet, out_path, backend, model, base_url, prompt_path, max_grade, max_new_tokens, temperature, seed, concurrency, timeout,
+def judge(sheet, out_path, backend, model, base_url, api_key, prompt_path, max_grade, max_new_tokens, temperature, seed, concurrency, timeout,
           retries, batch_size, device, passage_words, journal_path, cache_path, no_cache, human_path, assessor, queries_path, corpus_path,
           trust_pickle, sample, sample_seed, qrels_path, force):
     """Grade the empty rows of SHEET (from evalkit pool) with an LLM: an UMBRELA-style 0-3 grade per (query, document).
@@ -60,7 +62,7 @@ def judge(sheet, out_path, backend, model, base_url, prompt_path, max_grade, max
 
     kind = backend_kind(backend)
     if kind == "openai":
-        options = {"base_url": base_url, "concurrency": concurrency, "timeout": timeout, "retries": retries}
+        options = {"base_url": base_url, "api_key": api_key, "concurrency": concurrency, "timeout": timeout, "retries": retries}
     elif kind == "transformers":
         options = {"device": device, "batch_size": batch_size}
     else:
