@@ -47,7 +47,7 @@ ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
 # the documentation site (mkdocs.yml): the tests build it (tests/docs/) and .ci/run builds it with --strict
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "mkdocs-click>=0.8"]
-TEST = SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5",
+TEST = SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5",
                                                      "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
@@ -63,7 +63,7 @@ setup(
     python_requires=">=3.10",
     packages=packages + system_packages,
     package_dir={"evalkit.systems": "systems"},
-    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
+    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*", "judging/prompts/*.txt"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
     include_package_data=True,
     # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes

@@ -38,6 +38,10 @@ _ELSEWHERE = {  # name -> the module that holds it
     "write_overview": "evalkit.report.overview",
     "topics_needed": "evalkit.report.topic_design",
     "ReuseResult": "evalkit.judging.api",
+    "judge": "evalkit.judging.judge_api",
+    "JudgeResult": "evalkit.judging.judge_api",
+    "agreement": "evalkit.judging.agreement_api",
+    "AgreementResult": "evalkit.judging.agreement_api",
 }
 
 __all__ = ["__version__", *_API, *_DATA, *_ELSEWHERE]

@@ -6,10 +6,17 @@ port in a thread; ``server.base_url`` is what the ``openai`` backend needs.
 of the request, and returns the answer text, or a :class:`Reply` for
 anything else (an HTTP error, a body that is not JSON, a slow answer).
 ``server.requests`` lists every request body received.
+
+Run as a script it serves until stopped, for demos and the reports:
+``python tests/fake_llm_server.py --port 8011`` answers every judging prompt
+of ``evalkit judge`` with a grade from word overlap (:func:`overlap_grade`:
+the share of the query's words of 4+ letters found in the passage; 0.5 and
+more -> 3, 0.3 -> 2, 0.15 -> 1, else 0): a deterministic stand-in for a model.
 """
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -40,7 +47,7 @@ def completion(text: str, model: str = "fake") -> bytes:
 class FakeChatServer:
     """Context manager running the scripted server (see the module docstring)."""
 
-    def __init__(self, responder: Responder) -> None:
+    def __init__(self, responder: Responder, port: int = 0) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -72,7 +79,7 @@ class FakeChatServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -88,3 +95,32 @@ class FakeChatServer:
     def __exit__(self, *exc: Any) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+WORD = re.compile(r"[a-z]{4,}")
+
+
+def overlap_grade(messages: list, n: int = 0) -> str:
+    """``##final score: G``, G from the word overlap of the prompt's query and passage (see the module docstring)."""
+    text = messages[-1]["content"] if messages else ""
+    found = re.findall(r"<<<(.*?)>>>", text, re.S)
+    if len(found) < 2:
+        return "I cannot find a query and a passage."
+    query, passage = (set(WORD.findall(part.lower())) for part in found[:2])
+    share = len(query & passage) / len(query) if query else 0.0
+    grade = 3 if share >= 0.5 else 2 if share >= 0.3 else 1 if share >= 0.15 else 0
+    return f"##final score: {grade}"
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A scripted OpenAI-compatible server: word-overlap relevance grades.")
+    parser.add_argument("--port", type=int, default=8011)
+    chosen = parser.parse_args()
+    with FakeChatServer(overlap_grade, port=chosen.port) as running:
+        print(running.base_url, flush=True)
+        try:
+            threading.Event().wait()  # until interrupted (Ctrl-C) or terminated
+        except KeyboardInterrupt:
+            pass

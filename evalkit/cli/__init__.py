@@ -123,6 +123,8 @@ COMMANDS = {
     "reuse": ("evalkit.cli.reuse", "reuse", "Leave-one-group-out test: would the judgments score a new run fairly?"),
     "repro": ("evalkit.cli.repro", "repro", "Reproducibility measures (KTU, RBO, RMSE, ER, DRI, t-tests) of a reproduced run pair."),
     "topics-needed": ("evalkit.cli.topics_needed", "topics_needed", "Topic set size design: topics needed for a power, alpha and difference."),
+    "judge": ("evalkit.cli.judge", "judge", "Grade a judging sheet with an LLM (UMBRELA prompt), resumably, with provenance."),
+    "agreement": ("evalkit.cli.agreement", "agreement", "Agreement of two golds (kappa, alpha) and what it changes on the leaderboard."),
     "demo": ("evalkit.cli.demo", "demo", "BM25 on the shipped example: run, submission, validation, score, report."),
     "competition": ("evalkit.cli.competition", "competition", "Organise a shared task on Codabench: bundle, check, run a submission."),
 }

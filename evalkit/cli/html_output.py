@@ -57,8 +57,10 @@ def official_components(task, score) -> list[str]:
     return components(task, score)
 
 
-def page_payloads(inputs, html_path: str | None, json_path: str | None) -> list[tuple[str, str]]:
-    """Build the page data once; the page and/or the JSON as (path, text), written by the caller after all else."""
+def page_payloads(inputs, html_path: str | None, json_path: str | None, extra_html: str = "") -> list[tuple[str, str]]:
+    """Build the page data once; the page and/or the JSON as (path, text), written by the caller after all else.
+
+    ``extra_html``: a static section (already escaped) shown under the leaderboard table (``--previous``'s changes)."""
     from evalkit.report.html_page import render_page
     from evalkit.report.page_data import build_page_data
     from evalkit.report.page_encode import to_json
@@ -66,7 +68,7 @@ def page_payloads(inputs, html_path: str | None, json_path: str | None) -> list[
     data = build_page_data(inputs)
     payloads = []
     if html_path:
-        payloads.append((html_path, render_page(data, inputs.title)))
+        payloads.append((html_path, render_page(data, inputs.title, extra_html)))
     if json_path:
         payloads.append((json_path, to_json(data)))
     return payloads

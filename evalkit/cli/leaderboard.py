@@ -40,11 +40,13 @@ from evalkit.cli.paper_output import overview_options
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the leaderboard here, e.g. reports/leaderboard.md.")
 @FORCE_OPTION
 @click.option("--baseline", "-b", default=None, help="Run the page marks significance against (file, name or rank; default: the first rank).")
+@click.option("--previous", "previous_path", type=click.Path(dir_okay=False), default=None,
+              help="An earlier leaderboard JSON (-o json): each run's rank and score before and after, moves, tau, flipped pairs.")
 @page_options
 @overview_options
 def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name, zero_method, correction, alpha, permutations,
-                bootstrap_resamples, seed, binary, output, out_path, force, baseline, html_path, json_path, queries_path, corpus_path,
-                trust_pickle, top_docs, exports):
+                bootstrap_resamples, seed, binary, output, out_path, force, baseline, previous_path, html_path, json_path, queries_path,
+                corpus_path, trust_pickle, top_docs, exports):
     """Rank every run or submission file in FOLDER (zips included) against GOLD.
 
     Official score first, then the task's other metrics. Every pair of runs
@@ -78,13 +80,16 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     if out_path or pages or exports:
         ranked, _ = collect_files(folder, patterns, recursive, gold)  # the files ranked are inputs too
         check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages, *exports.targets()], force,
-                      inputs=[gold, queries_path, corpus_path, *ranked])
+                      inputs=[gold, queries_path, corpus_path, previous_path, *ranked])
     options = CompareOptions(zero_method=zero_method, permutations=permutations, bootstrap=bootstrap_resamples, seed=seed,
                              correction=correction, alpha=alpha)
     pairs = None if all_pairs == "none" else AllPairsOptions(all_pairs, correction, alpha, permutations, bootstrap_resamples, seed, zero_method)
     options.check()
     if pairs is not None:
         pairs.check()
+    from evalkit.report import leaderboard_previous as before
+
+    earlier = before.read_previous(previous_path) if previous_path else None
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     board = build_leaderboard(
         folder, gold, scoring=scoring, patterns=patterns, recursive=recursive, test=test_name, options=options, pairs=pairs,
@@ -100,7 +105,8 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith(("depth:", "judged only:"))]
     gold_source = board.qrels.source if board.qrels is not None and board.qrels.source else gold  # an irds: id: what was read
     inputs = [input_entry("gold", gold_source)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
-    inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path]
+    inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path), ("previous", previous_path))
+               if path]
     manifest = build_manifest(
         board.task or None, inputs,
         {
@@ -121,7 +127,12 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         text = leaderboard_output.as_markdown(board, policy, manifest, judged)
     else:
         text = leaderboard_output.as_table(board, policy, judged)
-    payloads = page_data(board, gold, scoring.gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) if pages else []
+    changes = earlier and before.compare_previous([(e.name, e.rank, e.scored.score.official_value) for e in board.entries], earlier)
+    if changes:
+        text = before.with_previous_json(text, changes) if output == "json" else \
+            text.rstrip("\n") + "\n\n" + (before.as_markdown(changes) if output == "markdown" else before.as_text(changes))
+    payloads = page_data(board, gold, scoring.gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path,
+                         before.as_html(changes) if changes else "") if pages else []
     if out_path:
         atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)
         if output == "table":
@@ -135,7 +146,8 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     exports.write(board, manifest, force)
 
 
-def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path) -> list[tuple[str, str]]:
+def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path,
+              extra_html: str = "") -> list[tuple[str, str]]:
     """The HTML page and/or its JSON for a leaderboard (the gold read again for its documents and labels)."""
     from evalkit.cli.html_output import official_components, page_payloads
     from evalkit.formats import read_qrels
@@ -150,4 +162,4 @@ def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, polic
         kind="leaderboard", title=f"Leaderboard: {board.task or '?'}", board=board, qrels=read_qrels(gold, gold_format), baseline=base,
         k=top_docs, texts=texts, corpus=corpus, manifest=manifest, policy=policy, official_components=components,
     )
-    return page_payloads(inputs, html_path, json_path)
+    return page_payloads(inputs, html_path, json_path, extra_html)

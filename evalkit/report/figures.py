@@ -97,3 +97,25 @@ def before_after_chart(runs: Sequence[str], groups: Sequence[str], before: Seque
     axes.grid(axis="x", alpha=0.3)
     axes.legend(title="group", fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return _png(figure, title)
+
+
+def rank_scatter(runs: Sequence[str], ranks_a: Sequence[int], ranks_b: Sequence[int], label_a: str, label_b: str, title: str) -> bytes:
+    """Each run at (its rank under A, its rank under B), labelled; the diagonal is where the two rankings agree."""
+    n = max(len(runs), 1)
+    figure = _figure(6.5, 6.0)
+    axes = figure.add_subplot(1, 1, 1)
+    axes.plot([0.5, n + 0.5], [0.5, n + 0.5], color="0.7", linewidth=1, zorder=1)
+    moved = [a != b for a, b in zip(ranks_a, ranks_b)]
+    axes.scatter(ranks_a, ranks_b, c=["tab:red" if m else "tab:blue" for m in moved], s=28, zorder=2)
+    for name, a, b in zip(runs, ranks_a, ranks_b):
+        axes.annotate(_short(name), (a, b), textcoords="offset points", xytext=(4, 3), fontsize="x-small")
+    axes.set_xlim(0.5, n + 0.5)
+    axes.set_ylim(n + 0.5, 0.5)  # rank 1 at the top
+    ticks = list(range(1, n + 1, max(1, n // 15)))
+    axes.set_xticks(ticks)
+    axes.set_yticks(ticks)
+    axes.set_xlabel(f"rank under {label_a}")
+    axes.set_ylabel(f"rank under {label_b}")
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    return _png(figure, title)

@@ -16,15 +16,17 @@ from evalkit._version import __version__
 from evalkit.report.page_encode import to_embedded_json
 
 SCRIPTS = ("core.js", "board.js", "explorer.js", "detail.js", "figures.js", "main.js")
-_PLACEHOLDER = re.compile(r"\{\{(TITLE|VERSION|CSS|DATA|JS)\}\}")
+_PLACEHOLDER = re.compile(r"\{\{(TITLE|VERSION|CSS|DATA|JS|EXTRA)\}\}")
 
 
 def asset(name: str) -> str:
     return resources.files("evalkit.report").joinpath("html_assets", name).read_text(encoding="utf-8")
 
 
-def render_page(data: dict, title: str) -> str:
-    """The page as text; every placeholder of the template is filled in one pass (data is never re-scanned)."""
+def render_page(data: dict, title: str, extra: str = "") -> str:
+    """The page as text; every placeholder of the template is filled in one pass (data is never re-scanned).
+
+    ``extra``: static HTML (escaped by its maker) shown under the leaderboard table."""
     scripts = "\n".join(asset(name) for name in SCRIPTS)
     if "</script" in scripts.lower():  # pragma: no cover - a guard on the shipped assets
         raise ValueError("an asset script contains </script")
@@ -34,5 +36,6 @@ def render_page(data: dict, title: str) -> str:
         "CSS": asset("page.css"),
         "DATA": to_embedded_json(data),
         "JS": scripts,
+        "EXTRA": extra,
     }
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], asset("page.html"))

@@ -144,6 +144,33 @@ def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> float:
     return float(rbo_many(np.zeros(len(a), dtype=np.int64), a_doc, np.zeros(len(b), dtype=np.int64), b_doc, 1, p)[0])
 
 
+def rbo_head(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9, depth: int | None = None) -> float:
+    """RBO summed to ``depth`` (default: the longer list), without extrapolation: ``(1-p) sum_{d=1..k} p^(d-1) A_d``.
+
+    Webber et al.'s eq. 7 cut at depth k: the lower bound RBO_min's head; it
+    grows towards RBO as k grows, and ``rbo`` (RBO_ext) is what it extrapolates to.
+    """
+    p = check_persistence(p)
+    a, b = first_occurrences(a), first_occurrences(b)
+    depth = max(len(a), len(b)) if depth is None else int(depth)
+    seen_a: set = set()
+    seen_b: set = set()
+    overlap, total = 0, 0.0
+    for d in range(1, depth + 1):
+        x = a[d - 1] if d <= len(a) else None
+        y = b[d - 1] if d <= len(b) else None
+        if x is not None:
+            overlap += x in seen_b or x == y
+            seen_a.add(x)
+        if y is not None and y != x:
+            overlap += y in seen_a
+            seen_b.add(y)
+        elif y is not None:
+            seen_b.add(y)
+        total += p ** (d - 1) * overlap / d
+    return (1 - p) * total
+
+
 # ----------------------------------------------------------------- system rankings: Kendall's tau, tau_AP
 def _paired_scores(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)

@@ -81,16 +81,29 @@ class LLMBackend:
         """Answer every prompt, calling ``done(i, answer)`` as each one finishes."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def chat(self, prompts: Sequence[Messages], *, max_new_tokens: int | None = None, desc: str = "LLM") -> list[str]:
-        """Answers to ``prompts`` (same order): cached ones at once, the others from the model."""
+    def chat(self, prompts: Sequence[Messages], *, max_new_tokens: int | None = None, desc: str = "LLM",
+             on_answer: Callable[[int, str], None] | None = None) -> list[str]:
+        """Answers to ``prompts`` (same order): cached ones at once, the others from the model.
+
+        ``on_answer(i, answer)`` is called for each prompt as its answer is known (cached ones first, then each fresh
+        one as it arrives, after it is cached), so a caller can keep every answer before the last one arrives.
+        """
         from tqdm.auto import tqdm
 
         limit = int(max_new_tokens or self.max_new_tokens)
         keys = [answer_key(self.name, self.model, p, self.settings(limit)) for p in prompts]
         answers: list[str | None] = [self.cache.get(k) if self.cache else None for k in keys]
+        if on_answer is not None:
+            for i, answer in enumerate(answers):
+                if answer is not None:
+                    on_answer(i, str(answer))
         todo = list(dict.fromkeys(k for k, a in zip(keys, answers) if a is None))  # same prompt asked once
         if todo:
             first = {k: i for i, k in reversed(list(enumerate(keys)))}
+            asking: dict[str, list[int]] = {}
+            for i, (k, a) in enumerate(zip(keys, answers)):
+                if a is None:
+                    asking.setdefault(k, []).append(i)
             fresh: dict[str, str] = {}
             bar = tqdm(total=len(todo), desc=desc, unit="prompt", disable=len(todo) < 2, file=sys.stderr)
 
@@ -98,6 +111,9 @@ class LLMBackend:
                 fresh[todo[j]] = answer
                 if self.cache is not None:
                     self.cache.put(todo[j], answer)
+                if on_answer is not None:
+                    for i in asking[todo[j]]:
+                        on_answer(i, answer)
                 bar.update(1)
 
             try:
