@@ -123,9 +123,15 @@ def chromium():
 
 
 def wait_for(condition, timeout: float = 15.0):
+    """``condition()``'s first truthy value; an element the page re-rendered meanwhile (stale) is asked again."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
-        value = condition()
+        try:
+            value = condition()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         time.sleep(0.1)
@@ -158,8 +164,9 @@ def test_site_navigation_and_search_in_chromium(served, chromium, tmp_path):
     wait_for(lambda: search.is_displayed())
     search.click()
     search.send_keys("Wilcoxon")
-    results = wait_for(lambda: chromium.find_elements(By.CSS_SELECTOR, ".md-search-result__item"), timeout=20)
-    assert results and any("ilcoxon" in r.text for r in results)
+    # the results list is re-rendered as the query is typed: read the texts in one step, again while an item goes stale
+    texts = wait_for(lambda: [r.text for r in chromium.find_elements(By.CSS_SELECTOR, ".md-search-result__item")], timeout=20)
+    assert any("ilcoxon" in text for text in texts)
     search.send_keys(Keys.ESCAPE)
 
     chromium.get(served + "reference/metrics/")
