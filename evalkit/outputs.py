@@ -14,10 +14,18 @@ leaves the folder as it was. An output replaced with ``force`` is kept
 (hard-linked) until every rename has succeeded, so a failing commit puts
 the old files back.
 
-Temporaries are named ``.NAME.evalkit-HOST-PID-RANDOM.tmp`` (``.old`` for the
-kept copies). A process killed with ``kill -9`` leaves them behind: a later
+Where the file system allows it (Linux, ``O_TMPFILE``: ext4, xfs, btrfs,
+tmpfs), a staged file is an unnamed temporary in the target's folder, linked
+into place at the commit (``linkat`` of ``/proc/self/fd/N``; a file replaced
+with ``force`` is linked to a named temporary that is renamed over it): a
+process killed with ``kill -9`` while writing leaves nothing. Elsewhere the
+temporaries are named ``.NAME.evalkit-HOST-PID-RANDOM.tmp`` (``.old`` for the
+kept copies); a process killed with ``kill -9`` leaves them behind, and a later
 write into the same folder removes those of a process of this host that is
 gone, and any over a day old. Nothing else is ever removed.
+
+The ``wrote ...`` lines of a command (:func:`announce`) are printed when its
+outputs are committed, never for an output that was not written.
 
 A full disk (``ENOSPC``, ``EFBIG``, ``EDQUOT``) or any other write error is
 one line, exit code 2, and nothing is written.
@@ -30,11 +38,12 @@ import errno
 import os
 import re
 import stat
+import sys
 import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from evalkit.digest import sha256_of_file
 from evalkit.errors import EvalkitError, UsageError
@@ -63,20 +72,35 @@ def sidecar_of(path: str | os.PathLike) -> str:
     return f"{os.fspath(path)}.manifest.json"
 
 
+_OPTION_OF: list[Callable[[str], str | None]] = []  # the command line's: the option (``--out``) that named a path
+
+
+def name_options_with(option_of: Callable[[str], str | None]) -> None:
+    """Let the errors about an output's folder name the option that gave the path (the command line registers this)."""
+    _OPTION_OF[:] = [option_of]
+
+
+def output_label(target: str | os.PathLike) -> str:
+    """``--out nodir/x.md`` where an option gave the path (``--out's manifest nodir/x.md.manifest.json`` for its sidecar)."""
+    path = os.fspath(target)
+    option = _OPTION_OF[0](path) if _OPTION_OF else None
+    return f"{option} {path}" if option else path
+
+
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     """Fail early (before any work) if ``path`` cannot be written; a symlink (even dangling) is an existing file."""
     target = Path(path)
     exists = os.path.lexists(target)
     if exists and target.is_dir():
-        raise UsageError(f"{target}: is a folder")
+        raise UsageError(f"{output_label(target)}: is a folder")
     if exists and not force:
         kind = "exists as a symlink" if target.is_symlink() else "exists"
         raise UsageError(f"{target}: {kind}; pass --force to overwrite")
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"{target}: output folder {parent} does not exist")
+        raise UsageError(f"{output_label(target)}: output folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"{target}: output folder {parent} is not writable")
+        raise UsageError(f"{output_label(target)}: output folder {parent} is not writable")
     return target
 
 
@@ -157,10 +181,56 @@ def clean_stale_temporaries(folder: str | os.PathLike) -> list[str]:
 @dataclass
 class _Staged:
     target: Path
-    temporary: Path
+    temporary: Path | None  # None: an unnamed temporary (``fd``)
     force: bool
+    fd: int | None = None  # the open unnamed temporary (O_TMPFILE), linked into place at the commit
     kept: Path | None = None  # the replaced file, hard-linked, until the commit is through
     existed: bool = False
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+    def remove(self) -> None:
+        """The temporary gone: an unnamed one closed, a named one unlinked."""
+        self.close()
+        if self.temporary is not None:
+            _remove(self.temporary)
+        if self.kept is not None:
+            _remove(self.kept)
+
+
+_NO_UNNAMED = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL, errno.ENOENT, errno.EPERM, errno.EACCES}
+
+
+def _unnamed_temporary(folder: str) -> int | None:
+    """An unnamed file in ``folder`` (``O_TMPFILE``), or None where the system or the file system has none."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        if exc.errno in _NO_UNNAMED:
+            return None
+        raise
+
+
+def _link_into_place(fd: int, target: Path) -> None:
+    """Give the unnamed file ``fd`` the name ``target``; fails with ``EEXIST`` if it exists (never clobbers).
+
+    ``linkat(AT_FDCWD, "/proc/self/fd/N", dirfd, name, AT_SYMLINK_FOLLOW)``: os.link calls linkat with
+    the flag when a directory fd is given (plain link(2) would link the /proc symlink itself).
+    """
+    folder = os.open(str(target.parent) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.link(f"/proc/self/fd/{fd}", target.name, dst_dir_fd=folder, follow_symlinks=True)
+    except OSError as exc:  # blamed on the target, not on /proc
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(target)) from None
+    finally:
+        os.close(folder)
 
 
 @dataclass
@@ -172,6 +242,7 @@ class Transaction:
     input_files: set[tuple[int, int]] = field(default_factory=set)
     staged: dict[str, _Staged] = field(default_factory=dict)
     cleaned: set[str] = field(default_factory=set)
+    announcements: list[str] = field(default_factory=list)  # printed to stderr once the outputs are committed
 
     def plan(self, targets: Iterable[Path], force: bool, inputs: set[str] = frozenset(), input_files=frozenset()) -> None:
         for target in targets:
@@ -195,16 +266,23 @@ class Transaction:
             clean_stale_temporaries(folder)
         previous = self.staged.pop(key, None)
         if previous is not None:
-            _remove(previous.temporary)
-        temporary = _temporary_name(target, "tmp")
+            previous.remove()
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            self.staged[key] = _Staged(target, temporary, force)
+            unnamed = _unnamed_temporary(folder)
+            if unnamed is not None:
+                item = self.staged[key] = _Staged(target, None, force, fd=unnamed)
+                fd = os.dup(unnamed)  # the handle closes its own; the unnamed file stays open until the commit
+            else:
+                item = self.staged[key] = _Staged(target, _temporary_name(target, "tmp"), force)
+                fd = os.open(item.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(payload)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(temporary, 0o644)
+            if item.fd is not None:
+                os.fchmod(item.fd, 0o644)
+            else:
+                os.chmod(item.temporary, 0o644)
         except OSError as exc:
             raise write_error(target, exc) from None
         return target
@@ -213,9 +291,33 @@ class Transaction:
         """The sha256 of every file staged so far (what the commit will write), by target."""
         out = {}
         for item in self.staged.values():
-            with open(item.temporary, "rb") as handle:
-                out[item.target] = sha256_of_file(handle)[0]
+            if item.fd is not None:
+                with open(f"/proc/self/fd/{item.fd}", "rb") as handle:
+                    out[item.target] = sha256_of_file(handle)[0]
+            else:
+                with open(item.temporary, "rb") as handle:
+                    out[item.target] = sha256_of_file(handle)[0]
         return out
+
+    def _place(self, item: _Staged) -> None:
+        """Put ``item``'s temporary at its target: a rename, or a link of the unnamed file (to a named one first when it replaces)."""
+        if item.fd is None:
+            os.replace(item.temporary, item.target)
+            return
+        if not item.existed:
+            try:
+                _link_into_place(item.fd, item.target)
+            except FileExistsError:  # created meanwhile by someone else: refuse, as check_writable does
+                raise UsageError(f"{item.target}: exists; pass --force to overwrite") from None
+        else:
+            named = _temporary_name(item.target, "tmp")
+            _link_into_place(item.fd, named)
+            try:
+                os.replace(named, item.target)
+            except BaseException:
+                _remove(named)
+                raise
+        item.close()
 
     def commit(self) -> list[Path]:
         """Rename every staged file into place; on any failure put back what was there and remove the rest."""
@@ -226,7 +328,7 @@ class Transaction:
                 item.existed = os.path.lexists(item.target)
                 if item.existed and not item.target.is_symlink():
                     item.kept = _keep(item.target)
-                os.replace(item.temporary, item.target)
+                self._place(item)
                 done.append(item)
         except BaseException as exc:
             for item in reversed(done):
@@ -250,10 +352,9 @@ class Transaction:
     def discard(self) -> None:
         """Remove every temporary: nothing staged reaches its target."""
         for item in self.staged.values():
-            _remove(item.temporary)
-            if item.kept is not None:
-                _remove(item.kept)
+            item.remove()
         self.staged.clear()
+        self.announcements.clear()
 
 
 def _keep(target: Path) -> Path:
@@ -298,8 +399,20 @@ def transaction() -> Iterator[Transaction]:
         raise
     else:
         current.commit()
+        lines, current.announcements = current.announcements, []
+        for line in lines:
+            print(line, file=sys.stderr, flush=True)
     finally:
         _ACTIVE.reset(token)
+
+
+def announce(line: str) -> None:
+    """Print ``line`` (``wrote ...``) to stderr when the outputs of the open transaction are committed (at once outside one)."""
+    active = _ACTIVE.get()
+    if active is None:
+        print(line, file=sys.stderr, flush=True)
+    else:
+        active.announcements.append(line)
 
 
 @contextlib.contextmanager
