@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 from evalkit.stats import TestResult
 from evalkit.stats.bootstrap import CI_METHODS, bootstrap_ci, bootstrap_cis
 from evalkit.stats.correction import CORRECTIONS, adjust
@@ -206,7 +206,7 @@ def compare(
     if len(values.names) < 2:
         raise UsageError("compare needs at least two runs (a baseline and one run to compare with it)")
     if baseline not in values.names:
-        raise UsageError(f"baseline {baseline!r} is not one of the runs ({', '.join(values.names)})")
+        raise UsageError(f"baseline {baseline!r} is not one of the runs ({listed(values.names, 10, unquoted)})")
     base = values.index(baseline)
     others = [i for i in range(len(values.names)) if i != base]
     rows = [paired_rows(values, i, base) for i in others]

@@ -22,7 +22,7 @@ from typing import Sequence
 from evalkit.allpairs import AllPairs, AllPairsOptions, all_pairs
 from evalkit.comparison import CompareOptions, significance_tests
 from evalkit.data import Qrels
-from evalkit.errors import EvalkitError, PartialRunError, UsageError
+from evalkit.errors import EvalkitError, PartialRunError, UsageError, listed, unquoted
 from evalkit.options import ScoringOptions
 from evalkit.runset import ScoredRun, by_official_score, comparison_metric, resolve_task, score_one, unique_names
 from evalkit.stats.correction import adjust
@@ -268,4 +268,4 @@ def duplicate_notes(scored: Sequence[ScoredRun], relative: dict[str, str]) -> li
         digest = item.run.source.sha256 if item.run.source else ""
         if digest:
             by_hash.setdefault(digest, []).append(relative[item.path])
-    return [f"identical content: {', '.join(group)}" for group in by_hash.values() if len(group) > 1]
+    return [f"identical content: {listed(group, 5, unquoted)}" for group in by_hash.values() if len(group) > 1]
