@@ -35,7 +35,8 @@ def listed(items: Iterable[Any], limit: int = 5, show=shown, total: int | None =
     """
     first: list[str] = []
     count, width, full = 0, 0, False
-    for count, item in enumerate(items, start=1):
+    for item in items:
+        count += 1
         if not full:
             text = show(item)
             if len(first) < limit and (not first or width + 2 + len(text) <= LIST_WIDTH):
