@@ -213,11 +213,9 @@ def compare(
     # the resampling statistics of all pairs at once: one set of random draws, shared (the same draws per pair as before)
     cis = bootstrap_cis([a - b for a, b in rows], options.bootstrap, options.confidence, options.ci_method, options.seed)
     randomized = randomization_tests(rows, options.permutations, options.seed)
-    iterator = range(len(others))
-    if progress and len(others) > 1:
-        from tqdm import tqdm
+    from evalkit.progress import progress as progress_of
 
-        iterator = tqdm(iterator, desc="comparing", unit="run", leave=False, disable=None)
+    iterator = progress_of(range(len(others)), desc="comparing", unit="run", enabled=progress and len(others) > 1)
     pairs = [compare_pair(values, others[k], base, options, binary, cis[k], randomized[k]) for k in iterator]
     correct(pairs, options.correction, options.alpha)
     add_es_e(values, pairs)

@@ -218,12 +218,9 @@ def build_leaderboard(
     names = dict(zip(map(str, files), unique_names([relative[str(p)] for p in files])))
     rejected: list[Rejected] = []
     runs = []
-    iterator = files
-    if progress:
-        from tqdm import tqdm
+    from evalkit.progress import progress as progress_of
 
-        iterator = tqdm(files, desc="reading", unit="file", leave=False, disable=None)
-    for path in iterator:
+    for path in progress_of(files, desc="reading", unit="file", enabled=progress):
         try:
             runs.append(read_run(path, column=scoring.column, name=names[str(path)]))
         except EvalkitError as exc:
@@ -234,7 +231,7 @@ def build_leaderboard(
         return Leaderboard(task.name, str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels,
                            task_note=task_note)
     scored: list[ScoredRun] = []
-    for run in runs:
+    for run in progress_of(runs, desc="scoring", unit="run", enabled=progress):
         file = relative[run.source.path]
         try:
             scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True, task_note=task_note))

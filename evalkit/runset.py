@@ -129,12 +129,12 @@ def score_one(
 
 
 def with_progress(items: list, shown: bool, what: str) -> Any:
-    """``items``, with a progress bar over them when ``shown`` and there are more than three."""
+    """``items``, with progress over them (:mod:`evalkit.progress`) when ``shown`` and there are more than three."""
     if not shown or len(items) <= 3:
         return items
-    from tqdm import tqdm
+    from evalkit.progress import progress
 
-    return tqdm(items, desc=what, unit="run", leave=False, disable=None)
+    return progress(items, desc=what, unit="run")
 
 
 def pick_run(choice: str | int | None, names: Sequence[str], paths: Sequence[str | None], what: str = "baseline") -> str:

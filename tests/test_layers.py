@@ -20,7 +20,7 @@ from helpers import REPO
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
                     "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.streamed", "evalkit.options", "evalkit.labels",
-                    "evalkit.safetext", "evalkit.values", "evalkit.jsonout")),
+                    "evalkit.safetext", "evalkit.values", "evalkit.jsonout", "evalkit.progress")),
     ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.prejudged", "evalkit.corpus",
               "evalkit.manifest")),
     ("formats", ("evalkit.formats",)),

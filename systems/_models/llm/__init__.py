@@ -83,7 +83,7 @@ class LLMBackend:
 
     def chat(self, prompts: Sequence[Messages], *, max_new_tokens: int | None = None, desc: str = "LLM") -> list[str]:
         """Answers to ``prompts`` (same order): cached ones at once, the others from the model."""
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress
 
         limit = int(max_new_tokens or self.max_new_tokens)
         keys = [answer_key(self.name, self.model, p, self.settings(limit)) for p in prompts]
@@ -92,7 +92,7 @@ class LLMBackend:
         if todo:
             first = {k: i for i, k in reversed(list(enumerate(keys)))}
             fresh: dict[str, str] = {}
-            bar = tqdm(total=len(todo), desc=desc, unit="prompt", disable=len(todo) < 2, file=sys.stderr)
+            bar = progress(total=len(todo), desc=desc, unit="prompt", enabled=len(todo) >= 2, stream=sys.stderr)
 
             def done(j: int, answer: str) -> None:
                 fresh[todo[j]] = answer
