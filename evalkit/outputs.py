@@ -325,7 +325,7 @@ class Transaction:
         try:
             for item in self.staged.values():
                 check_writable(item.target, item.force)  # created meanwhile by someone else: refuse
-                item.existed = os.path.lexists(item.target)
+                item.existed = item.force and os.path.lexists(item.target)  # without force: never replaced (a link refuses)
                 if item.existed and not item.target.is_symlink():
                     item.kept = _keep(item.target)
                 self._place(item)
