@@ -36,22 +36,21 @@ import contextlib
 import contextvars
 import errno
 import os
-import re
 import stat
 import sys
-import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from evalkit.digest import sha256_of_file
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.writing.temporaries import _HOST, STALE_SECONDS, clean_stale_temporaries  # noqa: F401  (re-exported)
+from evalkit.writing.temporaries import keep as _keep
+from evalkit.writing.temporaries import link_into_place as _link_into_place
+from evalkit.writing.temporaries import remove_quietly as _remove
+from evalkit.writing.temporaries import temporary_name as _temporary_name
+from evalkit.writing.temporaries import unnamed_temporary as _unnamed_temporary
 
-STALE_SECONDS = 24 * 3600
-NAME_ROOM = 120  # characters of the target's name kept in a temporary's name (NAME_MAX is 255 bytes)
-_HOST = f"{zlib.crc32((os.uname().nodename if hasattr(os, 'uname') else os.environ.get('COMPUTERNAME', '')).encode()):08x}"
-_TEMPORARY = re.compile(r"\A\..*\.evalkit-(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-[0-9a-f]{8}\.(?:tmp|old)\Z", re.DOTALL)
 _DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
@@ -141,43 +140,6 @@ def check_outputs(outputs: Iterable, force: bool = False, inputs: Iterable = ())
     return targets
 
 
-def _temporary_name(target: Path, kind: str) -> Path:
-    return target.with_name(f".{target.name[:NAME_ROOM]}.evalkit-{_HOST}-{os.getpid()}-{os.urandom(4).hex()}.{kind}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: someone else's live process
-        return True
-    return True
-
-
-def clean_stale_temporaries(folder: str | os.PathLike) -> list[str]:
-    """Remove evalkit's own leftovers in ``folder``: temporaries of a dead process of this host, or over a day old."""
-    removed = []
-    now = time.time()
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _TEMPORARY.match(entry.name)
-        if not match or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            age = now - entry.stat(follow_symlinks=False).st_mtime
-            mine = match["host"] == _HOST
-            if age > STALE_SECONDS or (mine and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"]))):
-                os.unlink(entry.path)
-                removed.append(entry.path)
-        except OSError:
-            continue
-    return removed
-
-
 @dataclass
 class _Staged:
     target: Path
@@ -200,37 +162,6 @@ class _Staged:
             _remove(self.temporary)
         if self.kept is not None:
             _remove(self.kept)
-
-
-_NO_UNNAMED = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL, errno.ENOENT, errno.EPERM, errno.EACCES}
-
-
-def _unnamed_temporary(folder: str) -> int | None:
-    """An unnamed file in ``folder`` (``O_TMPFILE``), or None where the system or the file system has none."""
-    flag = getattr(os, "O_TMPFILE", 0)
-    if not flag or not os.path.isdir("/proc/self/fd"):
-        return None
-    try:
-        return os.open(folder, flag | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError as exc:
-        if exc.errno in _NO_UNNAMED:
-            return None
-        raise
-
-
-def _link_into_place(fd: int, target: Path) -> None:
-    """Give the unnamed file ``fd`` the name ``target``; fails with ``EEXIST`` if it exists (never clobbers).
-
-    ``linkat(AT_FDCWD, "/proc/self/fd/N", dirfd, name, AT_SYMLINK_FOLLOW)``: os.link calls linkat with
-    the flag when a directory fd is given (plain link(2) would link the /proc symlink itself).
-    """
-    folder = os.open(str(target.parent) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.link(f"/proc/self/fd/{fd}", target.name, dst_dir_fd=folder, follow_symlinks=True)
-    except OSError as exc:  # blamed on the target, not on /proc
-        raise type(exc)(exc.errno, exc.strerror, os.fspath(target)) from None
-    finally:
-        os.close(folder)
 
 
 @dataclass
@@ -355,25 +286,6 @@ class Transaction:
             item.remove()
         self.staged.clear()
         self.announcements.clear()
-
-
-def _keep(target: Path) -> Path:
-    """A hard link to (or, where the file system has none, a copy of) ``target``, to put back if the commit fails."""
-    kept = _temporary_name(target, "old")
-    try:
-        os.link(target, kept)
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
-            raise
-        import shutil
-
-        shutil.copy2(target, kept)
-    return kept
-
-
-def _remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 _ACTIVE: contextvars.ContextVar[Transaction | None] = contextvars.ContextVar("evalkit_outputs", default=None)
