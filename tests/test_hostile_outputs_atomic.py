@@ -306,3 +306,19 @@ def test_lists_of_runs_and_options_in_errors_are_bounded(make_error):
         make_error(names)
     line = caught.value.one_line()
     assert len(line) <= 400 and "more" in line, line
+
+
+@pytest.mark.parametrize("unnamed", [True, False], ids=["unnamed temporary", "named fallback"])
+def test_cache_entries_are_replaced_whole_and_leave_nothing(unnamed, tmp_path, monkeypatch):
+    """A cache entry (an engine's checkpointed chunk) replaced atomically: the new bytes, no temporary left."""
+    from evalkit.writing import temporaries
+
+    if not unnamed:
+        monkeypatch.setattr(temporaries, "unnamed_temporary", lambda folder: None)
+    elif not UNNAMED:
+        pytest.skip("needs O_TMPFILE and /proc (Linux)")
+    target = tmp_path / "chunk.npy"
+    temporaries.replace_with(target, b"first")
+    temporaries.replace_with(target, b"second" * 1000)
+    assert target.read_bytes() == b"second" * 1000 and os.listdir(tmp_path) == ["chunk.npy"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o644)

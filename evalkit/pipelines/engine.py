@@ -248,10 +248,14 @@ class ChunkStore:
         return values if values.dtype != object and values.ndim >= 1 else None
 
     def save(self, key: str, values: Any) -> None:
+        import io
+
+        from evalkit.writing.temporaries import replace_with
+
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f".{key}.{os.getpid()}.tmp.npy"
-        np.save(tmp, as_array(values), allow_pickle=False)
-        os.replace(tmp, self.folder / f"{key}.npy")
+        buffer = io.BytesIO()
+        np.save(buffer, as_array(values), allow_pickle=False)
+        replace_with(self.folder / f"{key}.npy", buffer.getvalue())  # a killed run leaves no torn or hidden chunk
         self.written.append(key)
 
 

@@ -109,3 +109,32 @@ def keep(target: Path) -> Path:
 def remove_quietly(path: Path) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def replace_with(target: Path, payload: bytes) -> None:
+    """Write ``payload`` to ``target`` at once, replacing it atomically (a cache entry, not a command's output).
+
+    Through an unnamed temporary where the system has one (a process killed while writing leaves nothing),
+    a named one beside ``target`` elsewhere; the reader sees the old file or the new one, never a torn one.
+    """
+    target = Path(target)
+    fd = unnamed_temporary(str(target.parent) or ".")
+    named = temporary_name(target, "tmp")
+    try:
+        if fd is None:
+            fd = os.open(named, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+            fd = None
+        else:
+            with os.fdopen(os.dup(fd), "wb") as handle:
+                handle.write(payload)
+            os.fchmod(fd, 0o644)
+            link_into_place(fd, named)
+        os.replace(named, target)
+    except BaseException:
+        remove_quietly(named)
+        raise
+    finally:
+        if fd is not None:
+            os.close(fd)
