@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 from evalkit.stats import TestResult
 from evalkit.stats.bootstrap import CI_METHODS, bootstrap_ci, bootstrap_cis
 from evalkit.stats.correction import CORRECTIONS, adjust
@@ -206,18 +206,16 @@ def compare(
     if len(values.names) < 2:
         raise UsageError("compare needs at least two runs (a baseline and one run to compare with it)")
     if baseline not in values.names:
-        raise UsageError(f"baseline {baseline!r} is not one of the runs ({', '.join(values.names)})")
+        raise UsageError(f"baseline {baseline!r} is not one of the runs ({listed(values.names, 10, unquoted)})")
     base = values.index(baseline)
     others = [i for i in range(len(values.names)) if i != base]
     rows = [paired_rows(values, i, base) for i in others]
     # the resampling statistics of all pairs at once: one set of random draws, shared (the same draws per pair as before)
     cis = bootstrap_cis([a - b for a, b in rows], options.bootstrap, options.confidence, options.ci_method, options.seed)
     randomized = randomization_tests(rows, options.permutations, options.seed)
-    iterator = range(len(others))
-    if progress and len(others) > 1:
-        from tqdm import tqdm
+    from evalkit.progress import progress as progress_of
 
-        iterator = tqdm(iterator, desc="comparing", unit="run", leave=False, disable=None)
+    iterator = progress_of(range(len(others)), desc="comparing", unit="run", enabled=progress and len(others) > 1)
     pairs = [compare_pair(values, others[k], base, options, binary, cis[k], randomized[k]) for k in iterator]
     correct(pairs, options.correction, options.alpha)
     add_es_e(values, pairs)

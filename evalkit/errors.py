@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 LINE_LIMIT = 1000  # characters of one error or warning line; the rest is cut and counted
 VALUE_WIDTH = 60  # characters of one value (an id, a token, a file name) echoed in a message
+LIST_WIDTH = 240  # characters of the items a message lists (then "and N more")
 
 
 def shown(value: Any, width: int = VALUE_WIDTH) -> str:
@@ -19,19 +20,34 @@ def shown(value: Any, width: int = VALUE_WIDTH) -> str:
     return f"{text[:width]!r}... ({len(text):,} characters)"
 
 
+def unquoted(value: Any, width: int = VALUE_WIDTH) -> str:
+    """``str`` of a value for a message (a name listed as it is), cut to ``width`` characters and counted."""
+    text = str(value)
+    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"
+
+
 def listed(items: Iterable[Any], limit: int = 5, show=shown, total: int | None = None) -> str:
     """The first ``limit`` items for a message, then how many more: ``'a', 'b', 'c' and 199,997 more``.
 
+    At most ``LIST_WIDTH`` characters of items (at least one item, each cut by ``show``), so a message
+    that lists what it found stays one short line whatever the input holds.
     ``total`` is the number of items when ``items`` is a lazy iterable (only ``limit`` of them are read).
     """
-    first, count = [], 0
-    for count, item in enumerate(items, start=1):
-        if count <= limit:
-            first.append(show(item))
-        elif total is not None:
+    first: list[str] = []
+    count, width, full = 0, 0, False
+    for item in items:
+        count += 1
+        if not full:
+            text = show(item)
+            if len(first) < limit and (not first or width + 2 + len(text) <= LIST_WIDTH):
+                first.append(text)
+                width += len(text) + 2
+                continue
+            full = True
+        if total is not None:
             break
     count = count if total is None else total
-    more = f" and {count - limit:,} more" if count > limit else ""
+    more = f" and {count - len(first):,} more" if count > len(first) else ""
     return ", ".join(first) + more
 
 

@@ -22,7 +22,7 @@ from typing import Sequence
 from evalkit.allpairs import AllPairs, AllPairsOptions, all_pairs
 from evalkit.comparison import CompareOptions, significance_tests
 from evalkit.data import Qrels
-from evalkit.errors import EvalkitError, PartialRunError, UsageError
+from evalkit.errors import EvalkitError, PartialRunError, UsageError, listed, unquoted
 from evalkit.options import ScoringOptions
 from evalkit.runset import ScoredRun, by_official_score, comparison_metric, resolve_task, score_one, unique_names
 from evalkit.stats.correction import adjust
@@ -218,12 +218,9 @@ def build_leaderboard(
     names = dict(zip(map(str, files), unique_names([relative[str(p)] for p in files])))
     rejected: list[Rejected] = []
     runs = []
-    iterator = files
-    if progress:
-        from tqdm import tqdm
+    from evalkit.progress import progress as progress_of
 
-        iterator = tqdm(files, desc="reading", unit="file", leave=False, disable=None)
-    for path in iterator:
+    for path in progress_of(files, desc="reading", unit="file", enabled=progress):
         try:
             runs.append(read_run(path, column=scoring.column, name=names[str(path)]))
         except EvalkitError as exc:
@@ -234,7 +231,7 @@ def build_leaderboard(
         return Leaderboard(task.name, str(gold_path), len(qrels.query_ids), "", test, options, [], [], rejected, skipped, qrels=qrels,
                            task_note=task_note)
     scored: list[ScoredRun] = []
-    for run in runs:
+    for run in progress_of(runs, desc="scoring", unit="run", enabled=progress):
         file = relative[run.source.path]
         try:
             scored.append(score_one(task, qrels, run, run.name, scoring.metrics, scoring, strict_split=True, task_note=task_note))
@@ -268,4 +265,4 @@ def duplicate_notes(scored: Sequence[ScoredRun], relative: dict[str, str]) -> li
         digest = item.run.source.sha256 if item.run.source else ""
         if digest:
             by_hash.setdefault(digest, []).append(relative[item.path])
-    return [f"identical content: {', '.join(group)}" for group in by_hash.values() if len(group) > 1]
+    return [f"identical content: {listed(group, 5, unquoted)}" for group in by_hash.values() if len(group) > 1]

@@ -14,7 +14,7 @@ import numbers
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Sequence
 
-from evalkit.errors import UsageError, shown
+from evalkit.errors import UsageError, listed, shown
 
 MISSING_CHOICES = ("zero", "skip", "error")
 MAX_SEED = 2**32 - 1  # every seed (compare/report/leaderboard --seed, run/train --seed, seed = in a pipeline) is 0..MAX_SEED
@@ -128,7 +128,7 @@ class ScoringOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise UsageError(f"unknown scoring option(s) {', '.join(map(repr, unknown))} (known: {', '.join(sorted(known))})")
+            raise UsageError(f"unknown scoring option(s) {listed(unknown)} (known: {', '.join(sorted(known))})")
         base = options if options is not None else cls()
         if not isinstance(base, ScoringOptions):
             raise UsageError(f"options must be a ScoringOptions (got a {type(base).__name__})")

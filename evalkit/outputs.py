@@ -14,10 +14,18 @@ leaves the folder as it was. An output replaced with ``force`` is kept
 (hard-linked) until every rename has succeeded, so a failing commit puts
 the old files back.
 
-Temporaries are named ``.NAME.evalkit-HOST-PID-RANDOM.tmp`` (``.old`` for the
-kept copies). A process killed with ``kill -9`` leaves them behind: a later
+Where the file system allows it (Linux, ``O_TMPFILE``: ext4, xfs, btrfs,
+tmpfs), a staged file is an unnamed temporary in the target's folder, linked
+into place at the commit (``linkat`` of ``/proc/self/fd/N``; a file replaced
+with ``force`` is linked to a named temporary that is renamed over it): a
+process killed with ``kill -9`` while writing leaves nothing. Elsewhere the
+temporaries are named ``.NAME.evalkit-HOST-PID-RANDOM.tmp`` (``.old`` for the
+kept copies); a process killed with ``kill -9`` leaves them behind, and a later
 write into the same folder removes those of a process of this host that is
 gone, and any over a day old. Nothing else is ever removed.
+
+The ``wrote ...`` lines of a command (:func:`announce`) are printed when its
+outputs are committed, never for an output that was not written.
 
 A full disk (``ENOSPC``, ``EFBIG``, ``EDQUOT``) or any other write error is
 one line, exit code 2, and nothing is written.
@@ -28,21 +36,21 @@ import contextlib
 import contextvars
 import errno
 import os
-import re
 import stat
-import time
-import zlib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from evalkit.digest import sha256_of_file
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.writing.temporaries import _HOST, STALE_SECONDS, clean_stale_temporaries  # noqa: F401  (re-exported)
+from evalkit.writing.temporaries import keep as _keep
+from evalkit.writing.temporaries import link_into_place as _link_into_place
+from evalkit.writing.temporaries import remove_quietly as _remove
+from evalkit.writing.temporaries import temporary_name as _temporary_name
+from evalkit.writing.temporaries import unnamed_temporary as _unnamed_temporary
 
-STALE_SECONDS = 24 * 3600
-NAME_ROOM = 120  # characters of the target's name kept in a temporary's name (NAME_MAX is 255 bytes)
-_HOST = f"{zlib.crc32((os.uname().nodename if hasattr(os, 'uname') else os.environ.get('COMPUTERNAME', '')).encode()):08x}"
-_TEMPORARY = re.compile(r"\A\..*\.evalkit-(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-[0-9a-f]{8}\.(?:tmp|old)\Z", re.DOTALL)
 _DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
@@ -63,20 +71,35 @@ def sidecar_of(path: str | os.PathLike) -> str:
     return f"{os.fspath(path)}.manifest.json"
 
 
+_OPTION_OF: list[Callable[[str], str | None]] = []  # the command line's: the option (``--out``) that named a path
+
+
+def name_options_with(option_of: Callable[[str], str | None]) -> None:
+    """Let the errors about an output's folder name the option that gave the path (the command line registers this)."""
+    _OPTION_OF[:] = [option_of]
+
+
+def output_label(target: str | os.PathLike) -> str:
+    """``--out nodir/x.md`` where an option gave the path (``--out's manifest nodir/x.md.manifest.json`` for its sidecar)."""
+    path = os.fspath(target)
+    option = _OPTION_OF[0](path) if _OPTION_OF else None
+    return f"{option} {path}" if option else path
+
+
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     """Fail early (before any work) if ``path`` cannot be written; a symlink (even dangling) is an existing file."""
     target = Path(path)
     exists = os.path.lexists(target)
     if exists and target.is_dir():
-        raise UsageError(f"{target}: is a folder")
+        raise UsageError(f"{output_label(target)}: is a folder")
     if exists and not force:
         kind = "exists as a symlink" if target.is_symlink() else "exists"
         raise UsageError(f"{target}: {kind}; pass --force to overwrite")
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"{target}: output folder {parent} does not exist")
+        raise UsageError(f"{output_label(target)}: output folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"{target}: output folder {parent} is not writable")
+        raise UsageError(f"{output_label(target)}: output folder {parent} is not writable")
     return target
 
 
@@ -117,50 +140,28 @@ def check_outputs(outputs: Iterable, force: bool = False, inputs: Iterable = ())
     return targets
 
 
-def _temporary_name(target: Path, kind: str) -> Path:
-    return target.with_name(f".{target.name[:NAME_ROOM]}.evalkit-{_HOST}-{os.getpid()}-{os.urandom(4).hex()}.{kind}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: someone else's live process
-        return True
-    return True
-
-
-def clean_stale_temporaries(folder: str | os.PathLike) -> list[str]:
-    """Remove evalkit's own leftovers in ``folder``: temporaries of a dead process of this host, or over a day old."""
-    removed = []
-    now = time.time()
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _TEMPORARY.match(entry.name)
-        if not match or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            age = now - entry.stat(follow_symlinks=False).st_mtime
-            mine = match["host"] == _HOST
-            if age > STALE_SECONDS or (mine and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"]))):
-                os.unlink(entry.path)
-                removed.append(entry.path)
-        except OSError:
-            continue
-    return removed
-
-
 @dataclass
 class _Staged:
     target: Path
-    temporary: Path
+    temporary: Path | None  # None: an unnamed temporary (``fd``)
     force: bool
+    fd: int | None = None  # the open unnamed temporary (O_TMPFILE), linked into place at the commit
     kept: Path | None = None  # the replaced file, hard-linked, until the commit is through
     existed: bool = False
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+    def remove(self) -> None:
+        """The temporary gone: an unnamed one closed, a named one unlinked."""
+        self.close()
+        if self.temporary is not None:
+            _remove(self.temporary)
+        if self.kept is not None:
+            _remove(self.kept)
 
 
 @dataclass
@@ -172,6 +173,7 @@ class Transaction:
     input_files: set[tuple[int, int]] = field(default_factory=set)
     staged: dict[str, _Staged] = field(default_factory=dict)
     cleaned: set[str] = field(default_factory=set)
+    announcements: list[str] = field(default_factory=list)  # printed to stderr once the outputs are committed
 
     def plan(self, targets: Iterable[Path], force: bool, inputs: set[str] = frozenset(), input_files=frozenset()) -> None:
         for target in targets:
@@ -195,16 +197,23 @@ class Transaction:
             clean_stale_temporaries(folder)
         previous = self.staged.pop(key, None)
         if previous is not None:
-            _remove(previous.temporary)
-        temporary = _temporary_name(target, "tmp")
+            previous.remove()
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            self.staged[key] = _Staged(target, temporary, force)
+            unnamed = _unnamed_temporary(folder)
+            if unnamed is not None:
+                item = self.staged[key] = _Staged(target, None, force, fd=unnamed)
+                fd = os.dup(unnamed)  # the handle closes its own; the unnamed file stays open until the commit
+            else:
+                item = self.staged[key] = _Staged(target, _temporary_name(target, "tmp"), force)
+                fd = os.open(item.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(payload)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(temporary, 0o644)
+            if item.fd is not None:
+                os.fchmod(item.fd, 0o644)
+            else:
+                os.chmod(item.temporary, 0o644)
         except OSError as exc:
             raise write_error(target, exc) from None
         return target
@@ -213,9 +222,33 @@ class Transaction:
         """The sha256 of every file staged so far (what the commit will write), by target."""
         out = {}
         for item in self.staged.values():
-            with open(item.temporary, "rb") as handle:
-                out[item.target] = sha256_of_file(handle)[0]
+            if item.fd is not None:
+                with open(f"/proc/self/fd/{item.fd}", "rb") as handle:
+                    out[item.target] = sha256_of_file(handle)[0]
+            else:
+                with open(item.temporary, "rb") as handle:
+                    out[item.target] = sha256_of_file(handle)[0]
         return out
+
+    def _place(self, item: _Staged) -> None:
+        """Put ``item``'s temporary at its target: a rename, or a link of the unnamed file (to a named one first when it replaces)."""
+        if item.fd is None:
+            os.replace(item.temporary, item.target)
+            return
+        if not item.existed:
+            try:
+                _link_into_place(item.fd, item.target)
+            except FileExistsError:  # created meanwhile by someone else: refuse, as check_writable does
+                raise UsageError(f"{item.target}: exists; pass --force to overwrite") from None
+        else:
+            named = _temporary_name(item.target, "tmp")
+            _link_into_place(item.fd, named)
+            try:
+                os.replace(named, item.target)
+            except BaseException:
+                _remove(named)
+                raise
+        item.close()
 
     def commit(self) -> list[Path]:
         """Rename every staged file into place; on any failure put back what was there and remove the rest."""
@@ -223,10 +256,10 @@ class Transaction:
         try:
             for item in self.staged.values():
                 check_writable(item.target, item.force)  # created meanwhile by someone else: refuse
-                item.existed = os.path.lexists(item.target)
+                item.existed = item.force and os.path.lexists(item.target)  # without force: never replaced (a link refuses)
                 if item.existed and not item.target.is_symlink():
                     item.kept = _keep(item.target)
-                os.replace(item.temporary, item.target)
+                self._place(item)
                 done.append(item)
         except BaseException as exc:
             for item in reversed(done):
@@ -250,29 +283,9 @@ class Transaction:
     def discard(self) -> None:
         """Remove every temporary: nothing staged reaches its target."""
         for item in self.staged.values():
-            _remove(item.temporary)
-            if item.kept is not None:
-                _remove(item.kept)
+            item.remove()
         self.staged.clear()
-
-
-def _keep(target: Path) -> Path:
-    """A hard link to (or, where the file system has none, a copy of) ``target``, to put back if the commit fails."""
-    kept = _temporary_name(target, "old")
-    try:
-        os.link(target, kept)
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
-            raise
-        import shutil
-
-        shutil.copy2(target, kept)
-    return kept
-
-
-def _remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
+        self.announcements.clear()
 
 
 _ACTIVE: contextvars.ContextVar[Transaction | None] = contextvars.ContextVar("evalkit_outputs", default=None)
@@ -298,8 +311,20 @@ def transaction() -> Iterator[Transaction]:
         raise
     else:
         current.commit()
+        lines, current.announcements = current.announcements, []
+        for line in lines:
+            print(line, file=sys.stderr, flush=True)
     finally:
         _ACTIVE.reset(token)
+
+
+def announce(line: str) -> None:
+    """Print ``line`` (``wrote ...``) to stderr when the outputs of the open transaction are committed (at once outside one)."""
+    active = _ACTIVE.get()
+    if active is None:
+        print(line, file=sys.stderr, flush=True)
+    else:
+        active.announcements.append(line)
 
 
 @contextlib.contextmanager

@@ -121,7 +121,9 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
         return
     folder = Path(path).parent if str(Path(path).parent) else Path(".")
     if not folder.is_dir():
-        raise UsageError(f"{path}: output folder {folder} does not exist")
+        from evalkit.outputs import output_label
+
+        raise UsageError(f"{output_label(path)}: output folder {folder} does not exist")
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalkit.data import Qrels, Run
-from evalkit.errors import PartialRunError, UsageError
+from evalkit.errors import PartialRunError, UsageError, listed, unquoted
 from evalkit.evaluation import PARTIAL_THRESHOLD
 from evalkit.options import ScoringOptions
 from evalkit.tasks.base import Task, TaskScore
@@ -140,12 +140,12 @@ def score_one(
 
 
 def with_progress(items: list, shown: bool, what: str) -> Any:
-    """``items``, with a progress bar over them when ``shown`` and there are more than three."""
+    """``items``, with progress over them (:mod:`evalkit.progress`) when ``shown`` and there are more than three."""
     if not shown or len(items) <= 3:
         return items
-    from tqdm import tqdm
+    from evalkit.progress import progress
 
-    return tqdm(items, desc=what, unit="run", leave=False, disable=None)
+    return progress(items, desc=what, unit="run")
 
 
 def pick_run(choice: str | int | None, names: Sequence[str], paths: Sequence[str | None], what: str = "baseline") -> str:
@@ -161,7 +161,7 @@ def pick_run(choice: str | int | None, names: Sequence[str], paths: Sequence[str
             return name
     if str(choice).isdigit() and 1 <= int(choice) <= len(names):
         return names[int(choice) - 1]
-    raise UsageError(f"{what} {choice!r} is none of the runs (give a file, its name or its position: {', '.join(names)})")
+    raise UsageError(f"{what} {choice!r} is none of the runs (give a file, its name or its position: {listed(names, 10, unquoted)})")
 
 
 def by_official_score(scored: Sequence[ScoredRun]) -> list[ScoredRun]:

@@ -289,7 +289,7 @@ def _unzip_single(raw: bytes, path: str) -> tuple[bytes, str]:
             from evalkit.errors import listed
 
             names = listed((m.filename for m in members), total=len(members)) or "none"
-            raise InputError(path, f"zip must hold exactly one predictions file, found {len(members)} ({names})")
+            raise InputError(path, f"zip must hold exactly one predictions file, found {len(members):,} ({names})")
         member = members[0]
         return read_zip_member(archive, member, path), member.filename
 

@@ -47,11 +47,11 @@ class Analyzer:
         raise NotImplementedError
 
     def many(self, texts: Iterable[str], total: int | None = None, desc: str = "analyzing") -> Iterable[list[str]]:
-        """Tokens of each text, lazily; a progress bar when there are many."""
-        from tqdm.auto import tqdm
+        """Tokens of each text, lazily; progress when there are many."""
+        from evalkit.progress import progress
 
         total = total if total is not None else (len(texts) if hasattr(texts, "__len__") else None)  # type: ignore[arg-type]
-        for text in tqdm(texts, total=total, desc=f"{desc} ({self.name})", leave=False, disable=(total or 0) < 5000):
+        for text in progress(texts, total=total, desc=f"{desc} ({self.name})", unit="text", enabled=(total or 0) >= 5000):
             yield self(text)
 
     def __repr__(self) -> str:
@@ -122,11 +122,11 @@ class SpacyLemma(Analyzer):
         return self._tokens(self._nlp(text))
 
     def many(self, texts: Iterable[str], total: int | None = None, desc: str = "analyzing") -> Iterable[list[str]]:
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress
 
         total = total if total is not None else (len(texts) if hasattr(texts, "__len__") else None)  # type: ignore[arg-type]
         docs = self._nlp.pipe(texts, batch_size=256)
-        for doc in tqdm(docs, total=total, desc=f"{desc} ({self.name})", leave=False, disable=(total or 0) < 500):
+        for doc in progress(docs, total=total, desc=f"{desc} ({self.name})", unit="text", enabled=(total or 0) >= 500):
             yield self._tokens(doc)
 
 

@@ -120,11 +120,11 @@ class SparseIndex:
 
     def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
         """Yield ``(document indices, scores)`` of the top ``k`` of each query, best first."""
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress as progress_of
 
         size = max(1, min(QUERY_BATCH, MAX_BATCH_CELLS // max(1, self.weights.shape[1])))
         batches = range(0, len(queries), size)
-        for start in tqdm(batches, desc="bm25 (sparse) queries", leave=False, disable=not progress):
+        for start in progress_of(batches, desc="bm25 (sparse) queries", unit="batch", enabled=progress):
             scores = self.query_matrix(queries[start:start + size]) @ self.weights
             for row in range(scores.shape[0]):
                 lo, hi = scores.indptr[row], scores.indptr[row + 1]
@@ -163,13 +163,13 @@ class RankBM25Index:
         return cls(BM25Okapi(token_lists, k1=k1, b=b, epsilon=EPSILON) if any(token_lists) else None)
 
     def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress as progress_of
 
         if self.model is None:
             yield from ((np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in queries)
             return
         everyone = np.arange(self.model.corpus_size)
-        for tokens in tqdm(queries, desc="bm25 (rank-bm25) queries", leave=False, disable=not progress):
+        for tokens in progress_of(queries, desc="bm25 (rank-bm25) queries", unit="query", enabled=progress):
             yield top_k(self.model.get_scores(tokens), everyone, k, tie_rank)
 
     def save(self, folder: Path) -> None:

@@ -97,7 +97,8 @@ def score_pairs(
     """Logits of ``(query, document)`` pairs, batched by length (less padding), in input order."""
 
     import torch
-    from tqdm.auto import tqdm
+
+    from evalkit.progress import progress
 
     hf = model.transformers_model
     device = str(hf.device)
@@ -107,7 +108,7 @@ def score_pairs(
     was_training = hf.training
     hf.eval()
     cast = autocast(device, dtype, hf)  # the head in fp32: bf16 logits would tie
-    bar = tqdm(total=len(pairs), desc=desc, unit="pair", disable=not show_progress)
+    bar = progress(total=len(pairs), desc=desc, unit="pair", enabled=show_progress)
     with torch.inference_mode(), cast:
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
@@ -141,7 +142,7 @@ class CrossEncoderOptions:
     device: str = device_option()
     precision: str = inference_precision_option()
     backend: str = backend_option()
-    show_progress: bool = option(True, "tqdm progress bars")
+    show_progress: bool = option(True, "progress of scoring (a bar on a terminal, plain lines in a log); training always shows its own")
     phases: list[dict] = option([], "training phases run in order, each a table overriding some of " + ", ".join(PHASE_KEYS)
                                 + " (a curriculum: short inputs first); [] = one phase of the options above")
 
@@ -211,10 +212,12 @@ class CrossEncoderReranker(Reranker):
         train_queries, positives = check_training_data(corpus, queries, qrels)
         if first_stage is None:
             first_stage = mine_candidates(corpus, train_queries, o.negative_depth)
-        for phase in self.phase_options():
+        phases = self.phase_options()
+        for number, phase in enumerate(phases, start=1):
             examples = bce_examples(corpus, positives, first_stage, phase.hard_negatives, phase.negative_depth, phase.random_negatives,
                                     phase.seed)
-            train_pairs(self.model, examples, corpus, train_queries, phase)
+            train_pairs(self.model, examples, corpus, train_queries, phase,
+                        desc=f"{self.name} fit" + (f", phase {number} of {len(phases)}" if len(phases) > 1 else ""))
         self.trained = True
         return self
 

@@ -11,7 +11,7 @@
 
 Both losses share one loop (:func:`_train`): AdamW, linear warm-up over the
 first ``warmup`` fraction of steps then linear decay (Devlin et al., 2019),
-seeded shuffling, tqdm, mixed precision on GPU.
+seeded shuffling, progress (evalkit.progress), mixed precision on GPU.
 """
 from __future__ import annotations
 
@@ -106,7 +106,8 @@ def triplets(
 
 
 # --------------------------------------------------------------------- losses
-def train_pairs(model: Any, examples: Sequence[tuple[str, str, float]], corpus: Corpus, queries: Queries, options: Any) -> list[float]:
+def train_pairs(model: Any, examples: Sequence[tuple[str, str, float]], corpus: Corpus, queries: Queries, options: Any,
+                desc: str = "cross-encoder") -> list[float]:
     """Binary cross-entropy on ``(query, doc, label)``; returns the mean loss per epoch."""
     import torch
 
@@ -120,10 +121,11 @@ def train_pairs(model: Any, examples: Sequence[tuple[str, str, float]], corpus: 
         logits = pair_logits(model, [qtext[q] for q, _, _ in batch], [text(d) for _, d, _ in batch], options.max_length)
         return bce(logits, torch.tensor([y for _, _, y in batch], device=logits.device))
 
-    return _train(model, examples, loss, options, "BCE")
+    return _train(model, examples, loss, options, f"{desc} train BCE")
 
 
-def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Corpus, queries: Queries, options: Any, margin: float) -> list[float]:
+def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Corpus, queries: Queries, options: Any, margin: float,
+                   desc: str = "cross-encoder") -> list[float]:
     """Margin ranking loss ``max(0, margin - (s(q, d+) - s(q, d-)))`` on triplets; returns the mean loss per epoch."""
     import torch
 
@@ -139,7 +141,7 @@ def train_triplets(model: Any, items: Sequence[tuple[str, str, str]], corpus: Co
         pos, neg = logits[: len(batch)], logits[len(batch) :]
         return ranking(pos, neg, torch.ones_like(pos))
 
-    return _train(model, items, loss, options, f"margin {margin:g}")
+    return _train(model, items, loss, options, f"{desc} train margin {margin:g}")
 
 
 def param_groups(hf: Any, lr: float, head_lr: float) -> list[dict[str, Any]]:
@@ -158,11 +160,14 @@ def param_groups(hf: Any, lr: float, head_lr: float) -> list[dict[str, Any]]:
 
 
 def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], Any], o: Any, what: str) -> list[float]:
-    """AdamW + linear warm-up/decay over ``o.epochs`` seeded shuffles of ``items`` in batches of ``o.batch_size``."""
+    """AdamW + linear warm-up/decay over ``o.epochs`` seeded shuffles of ``items`` in batches of ``o.batch_size``.
 
-    from tqdm.auto import tqdm
+    Its progress (epoch, batch of batches, rate, loss) is always shown (:mod:`evalkit.progress`): training is the
+    longest step of a pipeline; ``show_progress`` silences the scoring bars only.
+    """
     from transformers import get_linear_schedule_with_warmup
 
+    from evalkit.progress import progress
     from evalkit.systems._models.modelio import adamw, autocast, autocast_dtype, seed_everything
 
     if not items:
@@ -182,8 +187,8 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
     order = list(range(len(items)))
     losses: list[float] = []
     hf.train()
-    bar = tqdm(total=total, desc=f"train {what}", unit="batch", disable=not o.show_progress)
-    for _ in range(o.epochs):
+    bar = progress(total=total, desc=what, unit="batch")
+    for epoch in range(o.epochs):
         rng.shuffle(order)
         running = 0.0
         for start in range(0, len(order), o.batch_size):
@@ -193,7 +198,7 @@ def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], 
             optimizer_step(loss, hf.parameters(), optimizer, schedule, scaler)
             running += float(loss.detach())
             bar.update(1)
-            bar.set_postfix(loss=f"{running / (start // o.batch_size + 1):.4f}")
+            bar.set_postfix(epoch=f"{epoch + 1}/{o.epochs}", loss=f"{running / (start // o.batch_size + 1):.4f}")
         losses.append(running / steps_per_epoch)
     bar.close()
     hf.eval()

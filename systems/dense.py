@@ -225,7 +225,8 @@ class DenseRetriever(Retriever):
     def embed_sequences(self, sequences: Sequence[list[int]], desc: str = "encoding") -> np.ndarray:
         """Model embeddings (its own pooling) of token-id sequences, float32, in input order."""
         import torch
-        from tqdm.auto import tqdm
+
+        from evalkit.progress import progress
 
         model = self.model
         out: np.ndarray | None = None
@@ -235,7 +236,7 @@ class DenseRetriever(Retriever):
         was_training = model.training
         model.eval()
         try:
-            for begin in tqdm(range(0, len(order), size), desc=desc, disable=len(order) <= size, leave=False):
+            for begin in progress(range(0, len(order), size), desc=desc, unit="batch", enabled=len(order) > size):
                 rows = order[begin : begin + size]
                 feats = self.features([sequences[i] for i in rows])
                 with torch.inference_mode(), autocast(self.device, dtype):

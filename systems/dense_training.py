@@ -125,7 +125,8 @@ def train(system: "DenseRetriever", corpus: Corpus, queries: Queries, qrels: Qre
 def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, scheduler, scaler, dtype, rng, engine=LOCAL):
     """The training loop proper (see :func:`train`)."""
     import torch
-    from tqdm.auto import tqdm
+
+    from evalkit.progress import progress
 
     o = system.options
     model, device = system.model, system.device
@@ -155,7 +156,8 @@ def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, sc
         rng.shuffle(pairs)
         model.train()
         losses = []
-        for begin in tqdm(range(0, len(pairs), o.train_batch_size), desc=f"training epoch {epoch + 1}", leave=False):
+        for begin in progress(range(0, len(pairs), o.train_batch_size), desc=f"{system.name} fit, epoch {epoch + 1} of {o.epochs}",
+                              unit="batch"):
             batch = pairs[begin : begin + o.train_batch_size]
             docs = [d for _, d in batch] + [n for q, _ in batch for n in negatives.get(q, [])]
             mask = torch.zeros(len(batch), len(docs), dtype=torch.bool)

@@ -62,8 +62,9 @@ def fine_tune(
 ) -> list[float]:
     """Teacher-forced fine-tuning on ``(source, target)`` pairs; returns the mean loss of each epoch."""
     import torch
-    from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
+
+    from evalkit.progress import progress
 
     seed_everything(seed)
     model.to(device)
@@ -77,7 +78,7 @@ def fine_tune(
     order = list(range(len(pairs)))
     shuffler = random.Random(seed)
     losses: list[float] = []
-    bar = tqdm(total=steps, desc="doct5query fit", unit="batch")
+    bar = progress(total=steps, desc="doct5query fit", unit="batch")
     for epoch in range(epochs):
         shuffler.shuffle(order)
         total, batches = 0.0, 0
@@ -94,7 +95,7 @@ def fine_tune(
             total += float(loss.detach())
             batches += 1
             bar.update(1)
-            bar.set_postfix(epoch=epoch + 1, loss=f"{total / batches:.4f}")
+            bar.set_postfix(epoch=f"{epoch + 1}/{epochs}", loss=f"{total / batches:.4f}")
         losses.append(total / max(batches, 1))
     bar.close()
     model.eval()
@@ -145,13 +146,14 @@ def generate_expansions(
 ) -> Iterator[tuple[list[str], list[list[str]]]]:
     """Yield ``(doc ids, [n expansions per doc])`` one batch at a time (so callers can write as they go)."""
     import torch
-    from tqdm.auto import tqdm
     from transformers.generation import LogitsProcessorList, NoRepeatNGramLogitsProcessor, TopKLogitsWarper, TopPLogitsWarper
 
     model.to(device)
     model.eval()
     context = autocast(device, autocast_dtype(device, precision))
-    for start in tqdm(range(0, len(texts), batch_size), desc="doct5query expand", unit="batch"):
+    from evalkit.progress import progress
+
+    for start in progress(range(0, len(texts), batch_size), desc="doct5query expand", unit="batch"):
         ids = list(doc_ids[start:start + batch_size])
         inputs = tokenizer(list(texts[start:start + batch_size]), max_length=max_input_length, truncation=True,
                            padding=True, return_tensors="pt")

@@ -77,7 +77,7 @@ class EnsembleOptions:
     eval_batch_size: int = option(32, "scoring batch size (pairs)")
     device: str = device_option()
     precision: str = precision_option()
-    show_progress: bool = option(True, "tqdm progress bars")
+    show_progress: bool = option(True, "progress of scoring (a bar on a terminal, plain lines in a log); training always shows its own")
 
 
 def parse_config(item: Any, defaults: EnsembleOptions) -> MemberConfig:
@@ -173,7 +173,8 @@ class RerankerEnsemble(Reranker):
         pool = first_stage if first_stage is not None else mine_candidates(corpus, train_queries, o.pool_depth)
         hard_pools: dict[str, dict[str, list[str]]] = {}  # base model -> query -> ranked non-relevant docs
         members = []
-        for config in self.member_configs:
+        configs = self.member_configs
+        for number, config in enumerate(configs, start=1):
             member = self.new_member(config)
             if config.model not in hard_pools:
                 ranked = pool
@@ -181,7 +182,8 @@ class RerankerEnsemble(Reranker):
                     ranked = rerank_run(member, corpus, train_queries, pool, o.pool_depth)
                 hard_pools[config.model] = negative_pools(ranked, positives, o.hard_pool)
             items = triplets(corpus, positives, hard_pools[config.model], o.hard_negatives, o.random_negatives, config.seed)
-            train_triplets(member.model, items, corpus, train_queries, member.options, config.margin)
+            train_triplets(member.model, items, corpus, train_queries, member.options, config.margin,
+                           desc=f"{self.name} fit, member {number} of {len(configs)}")
             member.trained = True
             members.append(member)
         self.members = members

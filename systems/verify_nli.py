@@ -103,8 +103,8 @@ class NLIVerifier(Labeler):
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
         """``{label: probability}`` per (claim, abstract) pair."""
         import torch
-        from tqdm.auto import tqdm
 
+        from evalkit.progress import progress
         from evalkit.systems._models.modelio import autocast, autocast_dtype
 
         tokenizer, model, mapping, device = self.load()
@@ -114,7 +114,7 @@ class NLIVerifier(Labeler):
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out: list[dict[str, float]] = [{} for _ in pairs]
         with torch.inference_mode(), cast:
-            for start in tqdm(range(0, len(order), o.batch_size), desc="NLI", unit="batch", disable=len(order) <= o.batch_size):
+            for start in progress(range(0, len(order), o.batch_size), desc="NLI", unit="batch", enabled=len(order) > o.batch_size):
                 chunk = order[start:start + o.batch_size]
                 first = [pairs[i][0] if o.claim_first else pairs[i][1] for i in chunk]
                 second = [pairs[i][1] if o.claim_first else pairs[i][0] for i in chunk]

@@ -208,9 +208,9 @@ def test_training_phases_run_in_order_with_their_own_options(tiny, data, monkeyp
     seen = []
     real = cross_encoder_training.train_pairs
 
-    def spy(model, examples, corpus_, queries_, options):
+    def spy(model, examples, corpus_, queries_, options, **keywords):
         seen.append((options.epochs, options.max_length, options.lr, sum(1 for e in examples if e[2] == 0.0)))
-        return real(model, examples, corpus_, queries_, options)
+        return real(model, examples, corpus_, queries_, options, **keywords)
 
     monkeypatch.setattr(cross_encoder_training, "train_pairs", spy)
     phases = [{"epochs": 1, "max_length": 24, "lr": 1e-3, "hard_negatives": 1, "random_negatives": 0},

@@ -244,8 +244,10 @@ def test_stale_temporaries_of_evalkit_are_cleaned_and_nothing_else(tmp_path):
 
 
 def test_kill_9_during_a_write_is_cleaned_by_the_next_run(tmp_path):
+    """Where there is no unnamed temporary (O_TMPFILE), the named one a kill -9 leaves is removed by the next run."""
     base_files(tmp_path)
     code = ("import os, evalkit.outputs as o\n"
+            "o._unnamed_temporary = lambda folder: None\n"
             "t = o.Transaction(); t.stage('s.txt', b'half a result')\n"
             "os.kill(os.getpid(), 9)\n")
     killed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True)

@@ -20,8 +20,8 @@ from helpers import REPO
 LAYERS = [
     ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
                     "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.streamed", "evalkit.options", "evalkit.labels",
-                    "evalkit.safetext", "evalkit.values", "evalkit.jsonout")),
-    ("data", ("evalkit.textio", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.prejudged", "evalkit.corpus",
+                    "evalkit.safetext", "evalkit.values", "evalkit.jsonout", "evalkit.progress")),
+    ("data", ("evalkit.textio", "evalkit.writing", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.prejudged", "evalkit.corpus",
               "evalkit.manifest", "evalkit.datasets")),
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),

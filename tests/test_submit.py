@@ -156,7 +156,7 @@ def test_read_only_folder_is_refused(tmp_path, capsys, monkeypatch):
     try:
         code = main(["submit", str(shared_or_skip(OTHER / "paperquest_bm25_dev.tsv")), "--task", "checkthat2025-4b", "--out", str(folder / "s.zip")])
         err = capsys.readouterr().err.strip()
-        assert code == 2 and err == f"{folder / 's.zip'}: output folder {folder} is not writable"
+        assert code == 2 and err == f"--out {folder / 's.zip'}: output folder {folder} is not writable"
         assert not list(folder.iterdir())
     finally:
         folder.chmod(0o755)

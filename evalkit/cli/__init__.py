@@ -130,6 +130,27 @@ COMMANDS = {
 }
 
 
+def option_of(path: str) -> str | None:
+    """The option of the running command whose value is ``path`` (``--out``; ``--out's manifest`` for its sidecar), if any."""
+    ctx = click.get_current_context(silent=True)
+    sidecar = path[:-len(".manifest.json")] if path.endswith(".manifest.json") else None
+    while ctx is not None:
+        for param in ctx.command.params:
+            if not isinstance(param, click.Option):
+                continue
+            value = ctx.params.get(param.name or "")
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            flag = max(param.opts, key=len)
+            for given in values:
+                if isinstance(given, (str, os.PathLike)) and str(given):
+                    if os.fspath(given) == path:
+                        return flag
+                    if sidecar is not None and os.fspath(given) == sidecar:
+                        return f"{flag}'s manifest"
+        ctx = ctx.parent
+    return None
+
+
 # errors of a write that can happen to any command: disk full, file too large, quota, read-only file system
 WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS}
 
@@ -142,6 +163,9 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(name)
         if entry is None:
             return None
+        from evalkit.outputs import name_options_with
+
+        name_options_with(option_of)
         module, attribute, _ = entry
         return getattr(importlib.import_module(module), attribute)
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import (
     ALPHA_OPTION,
     BOOTSTRAP_OPTION,
@@ -75,6 +77,6 @@ def agreement(gold_a, gold_b, runs, metric, weights, complete, rbo_p, judged_k, 
     print_notes(result.notes)
     if out_path:
         written = write_agreement(result, out_path, output=kind, force=force)
-        click.echo(f"wrote {', '.join(map(str, written))}", err=True)
+        announce(f"wrote {', '.join(map(str, written))}")
     else:
         click.echo({"json": as_json, "markdown": as_markdown}.get(kind, as_table)(result).rstrip("\n"))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import (
     ALPHA_OPTION,
     BINARY_OPTION,
@@ -86,6 +88,6 @@ def compare(gold, runs, baseline, metric, binary, scoring, all_pairs, zero_metho
         atomic_write(out_path, text + "\n", force=force)
         if output == "table":
             write_sidecar(out_path, compared.manifest)
-        click.echo(f"wrote {out_path}", err=True)
+        announce(f"wrote {out_path}")
     else:
         echo_result(text)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import FORCE_OPTION, scoring_options
 
 
@@ -77,7 +79,7 @@ def bundle(task, phases, out_path, title, description, starts, ends, detailed, t
     for phase, scores in result.self_test.items():
         click.echo(f"self-test {phase}: a submission rebuilt from its gold scored {scores[result.columns[0].key]:.4f} "
                    f"({result.columns[0].key}), as evalkit scores it")
-    click.echo(f"wrote {result.path} and {result.path}.manifest.json", err=True)
+    announce(f"wrote {result.path} and {result.path}.manifest.json")
 
 
 @competition.command()
@@ -135,7 +137,7 @@ def run(bundle_path, submission, phase, out_path, python, force):
         click.echo(f"warning: scores key {key!r} matches no leaderboard column; Codabench drops it silently", err=True)
     files = dict(done.output, **{"worker.json": (strict(done.as_json(), "worker.json", indent=2) + "\n").encode()})
     _write_folder(out_path, files, force)
-    click.echo(f"wrote {out_path}/ ({', '.join(sorted(files))})", err=True)
+    announce(f"wrote {out_path}/ ({', '.join(sorted(files))})")
     if done.failure:
         click.echo(f"phase {done.phase}: submission failed: {done.failure}", err=True)
         return 1
@@ -156,9 +158,11 @@ def _check_folder(path: str, force: bool, inputs: list[str]) -> None:
         raise UsageError(f"{path}: is also an input; write the output elsewhere")
     if os.path.lexists(path) and not force:
         raise UsageError(f"{path}: exists; pass --force to replace it")
-    parent = os.path.dirname(os.path.abspath(path))
+    parent = os.path.dirname(os.path.normpath(path)) or "."
     if not os.path.isdir(parent):
-        raise UsageError(f"{path}: output folder {parent} does not exist")
+        from evalkit.outputs import output_label
+
+        raise UsageError(f"{output_label(path)}: output folder {parent} does not exist")
 
 
 def _write_folder(path: str, files: dict[str, bytes], force: bool) -> None:

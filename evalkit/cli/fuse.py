@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import (
     ALLOW_PARTIAL_OPTION,
     DEPTH,
@@ -100,4 +102,4 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
     fused = result.run
     atomic_write(out_path, format_trec_run(fused, tag=tag or result.method), force=force)
     write_sidecar(out_path, result.manifest)
-    click.echo(f"wrote {out_path} ({len(fused.query_ids)} queries, {fused.n_rows} rows, {result.method}) and {out_path}.manifest.json", err=True)
+    announce(f"wrote {out_path} ({len(fused.query_ids)} queries, {fused.n_rows} rows, {result.method}) and {out_path}.manifest.json")

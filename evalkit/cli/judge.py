@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import FORCE_OPTION, SEED
 
 
@@ -83,4 +85,4 @@ def judge(sheet, out_path, backend, model, base_url, api_key, prompt_path, max_g
     sources = f"{c['journaled']:,} from the journal, {c['asked'] - c['model_calls']:,} from the cache, {c['model_calls']:,} asked now"
     click.echo(f"{c['rows']:,} rows: {c['llm']:,} graded by {result.settings.judge} ({sources}), {c['human']:,} by people, "
                f"{c['errors']:,} answers without a grade (relevance -1)")
-    click.echo(f"wrote {out_path}{f' and {qrels_path}' if qrels_path else ''}", err=True)
+    announce(f"wrote {out_path}{f' and {qrels_path}' if qrels_path else ''}")

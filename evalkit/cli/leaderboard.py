@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import (
     ALPHA_OPTION,
     BINARY_OPTION,
@@ -137,12 +139,12 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         atomic_write(out_path, text if text.endswith("\n") else text + "\n", force=force)
         if output == "table":
             write_sidecar(out_path, manifest)
-        click.echo(f"wrote {out_path}", err=True)
+        announce(f"wrote {out_path}")
     else:
         click.echo(text.rstrip("\n"))
     for path, content in payloads:
         atomic_write(path, content, force=force)
-        click.echo(f"wrote {path}", err=True)
+        announce(f"wrote {path}")
     exports.write(board, manifest, force)
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.pool import GROUP_BY_HELP, GROUP_ON_OPTION
 
 
@@ -33,7 +35,7 @@ class Exports:
             return
         written = write_overview(board, manifest, latex=self.latex, csv=self.csv, figures=self.figures, highlight=self.highlight,
                                  group_by=self.group_by, group_on=self.group_on, force=force)
-        click.echo(f"wrote {', '.join(written)}", err=True)
+        announce(f"wrote {', '.join(written)}")
 
 
 OPTIONS = {

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import COLUMN_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, print_notes
 
 GROUP_BY_HELP = ("Regular expression whose first match on a run's file name is its group (its first capturing group, if it has "
@@ -66,4 +68,4 @@ def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, q
         text = pool_summary.as_json(summary) if summary_path.lower().endswith(".json") else pool_summary.as_markdown(summary)
         atomic_write(summary_path, text, force=force)
     click.echo(pool_summary.as_table(summary))
-    click.echo(f"wrote {out_path} ({made.pool.size:,} rows to grade){f' and {summary_path}' if summary_path else ''}", err=True)
+    announce(f"wrote {out_path} ({made.pool.size:,} rows to grade){f' and {summary_path}' if summary_path else ''}")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.html_output import page_options
 from evalkit.cli.common import (
     ALPHA_OPTION,
@@ -89,7 +91,7 @@ def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, te
         print_notes(item.notes)
     if target is not None:
         written = save_markdown(prepared, target, force=force)
-        click.echo(f"wrote {out_path} ({', '.join(p.name for p in written.figures)})", err=True)
+        announce(f"wrote {out_path} ({', '.join(p.name for p in written.figures)})")
     for path, text in payloads:
         atomic_write(path, text, force=force)
-        click.echo(f"wrote {path}", err=True)
+        announce(f"wrote {path}")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
 from evalkit.cli.pool import GROUP_BY_HELP, GROUP_ON_OPTION
 
@@ -41,6 +43,6 @@ def reuse(gold, runs, depth, group_by, group_on, metric, scoring, output, out_pa
     print_notes(result.notes)
     if out_path:
         written = write_reuse(result, out_path, output=kind, force=force)
-        click.echo(f"wrote {', '.join(map(str, written))}", err=True)
+        announce(f"wrote {', '.join(map(str, written))}")
     else:
         click.echo({"json": as_json, "markdown": as_markdown}.get(kind, as_table)(result).rstrip("\n"))

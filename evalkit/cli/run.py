@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import FORCE_OPTION, SEED, FiniteFloat
 
 CORPUS_OPTIONS = [
@@ -27,6 +29,13 @@ def _echo(message: str) -> None:
     from evalkit.safetext import visible
 
     click.echo(f"[evalkit] {visible(message)}", err=True)
+
+
+def _announce(message: str) -> None:
+    """``message`` as :func:`_echo` prints it, once the outputs are committed."""
+    from evalkit.safetext import visible
+
+    announce(f"[evalkit] {visible(message)}")
 
 
 @click.command("run")
@@ -127,11 +136,11 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
         from evalkit.tasks.submissions import write_submission
 
         written = write_submission(result.run, submit_task, submission_target, gold, force, command="run")
-        _echo(f"wrote {written} ({submit_task} submission, validated)")
+        _announce(f"wrote {written} ({submit_task} submission, validated)")
     _echo("time per stage (wall / CPU): " + ", ".join(f"{step} {seconds:.1f} s / {result.cpu_timings.get(step, 0.0):.1f} s"
                                                        for step, seconds in result.timings.items()))
     for path in result.save(out, force=force, task=submit_task):
-        _echo(f"wrote {path}" + (f" ({len(result.run.query_ids)} queries)" if path == out else ""))
+        _announce(f"wrote {path}" + (f" ({len(result.run.query_ids)} queries)" if path == out else ""))
     stage_runs = [_write_stage(result.stages[name], f"{stem}.{name}", path, force) for name, path in stage_paths.items()]
     if the_gold is not None:
         _score_and_report(result, the_gold, stage_runs, report_path, force, baseline_timings)
@@ -163,7 +172,7 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, f
     click.echo(render.RENDERERS["table"](scored.task_score))
     if report_path:
         written = result.write_report(gold, report_path, stage_runs=stage_runs, force=force, baseline_timings=baseline_timings)
-        click.echo(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})", err=True)
+        announce(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})")
 
 
 @click.command("train")

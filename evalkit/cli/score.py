@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import FORCE_OPTION, echo_result, scoring_options, warn
 
 SHOW_MANIFEST = ("json", "markdown")  # the outputs that hold the manifest (the others write it beside a file: --out)
@@ -57,6 +59,6 @@ def score(run, gold, scoring, output, out_path, per_query, force):
         atomic_write(out_path, text + "\n", force=force)
         if output not in SHOW_MANIFEST:
             write_sidecar(out_path, scored.manifest)
-        click.echo(f"wrote {out_path}", err=True)
+        announce(f"wrote {out_path}")
     else:
         echo_result(text)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from evalkit.outputs import announce
+
 from evalkit.cli.common import COLUMN_OPTION, DEPTH, FORCE_OPTION, RUN_FORMAT_OPTION, warn
 
 
@@ -38,4 +40,4 @@ def submit(run, task, out_path, queries, depth, dedupe, run_format, column, forc
     for message in the_run.warnings:
         warn(message)
     written = write_submission(the_run, the_task, out_path, queries, force, depth=depth, dedupe=dedupe)
-    click.echo(f"wrote {written} ({the_task.name} submission, validated) and {written}.manifest.json", err=True)
+    announce(f"wrote {written} ({the_task.name} submission, validated) and {written}.manifest.json")

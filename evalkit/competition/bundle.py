@@ -242,7 +242,7 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
     from evalkit.competition.lint import lint_bundle
     from evalkit.manifest import build_manifest, write_sidecar
     from evalkit.tasks import get_task
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, check_outputs, sidecar_of, transaction
 
     target = Path(out)
     if target.suffix.lower() != ".zip":
@@ -269,6 +269,7 @@ def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = Fal
         if problems:  # the settings are checked before: the writer and the checker disagree
             raise UsageError(f"the bundle fails its own check: {problems[0].line()}")
         tested = self_test(staged, settings, task, qrels_by_phase, columns) if test else {}
-    atomic_write(target, payload, force=force)
-    write_sidecar(target, manifest)
+    with transaction():  # the bundle and its manifest, or neither
+        atomic_write(target, payload, force=force)
+        write_sidecar(target, manifest)
     return BundleResult(target, columns, manifest, tested)

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 from evalkit.competition import codabench
 from evalkit.competition.results_page import DETAIL_MODES
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 from evalkit.options import ScoringOptions
 
 PUBLIC_GOLD_PHASES = ("dev", "train", "practice", "valid")  # a phase whose name holds one of these shows the full page
@@ -117,7 +117,7 @@ def _by_phase(values: Mapping[str, object] | None, names: Sequence[str], what: s
     values = dict(values or {})
     unknown = [n for n in values if n not in names]
     if unknown:
-        raise UsageError(f"{what} names phase {unknown[0]!r}, which is not a phase (phases: {', '.join(names)})")
+        raise UsageError(f"{what} names phase {unknown[0]!r}, which is not a phase (phases: {listed(names, 10, unquoted)})")
     return values
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from evalkit.competition import codabench
 from evalkit.competition.archive import Archive, extract
-from evalkit.errors import EvalkitError, UsageError
+from evalkit.errors import EvalkitError, UsageError, listed, unquoted
 
 LOG_LIMIT = 64 << 10  # bytes of the program's stdout / stderr kept
 PYTHON_NAMES = ("python3", "python", "/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python", "/usr/local/bin/python")
@@ -105,7 +105,7 @@ def pick_phase(competition: dict, name: str | None, now: _dt.datetime | None = N
             chosen = [p for p, n in zip(phases, names) if wanted(n)]
             if chosen:
                 return chosen[0]
-        raise UsageError(f"--phase {name}: the bundle's phases are {', '.join(names)}")
+        raise UsageError(f"--phase {name}: the bundle's phases are {listed(names, 10, unquoted)}")
     now = now or _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     for phase in phases:
         start, end = codabench.phase_datetime(phase.get("start")), codabench.phase_datetime(phase.get("end"))

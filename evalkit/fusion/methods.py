@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 
 DEFAULT_RRF_K = 60
 FLOOR = 1e-9  # ranx's denominator floor (min-max, max, sum, zmuv)
@@ -100,7 +100,7 @@ def resolve_params(method: FusionMethod, n_runs: int, weights, rrf_k, extra: Map
     unknown = [p for p in params if p not in method.params]
     if unknown:
         takes = ", ".join(method.params) or "no parameters"
-        raise UsageError(f"fusion method {method.name} does not take {', '.join(unknown)} (it takes {takes})")
+        raise UsageError(f"fusion method {method.name} does not take {listed(unknown, 5, unquoted)} (it takes {takes})")
     if "weights" in params:
         if weights is not None:
             raise UsageError("weights given twice (as weights and in the method parameters)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from evalkit.data import Run
-from evalkit.errors import PartialRunError
+from evalkit.errors import PartialRunError, listed, unquoted
 
 
 def query_union(runs: Sequence[Run], allow_partial: bool = False) -> list[str]:
@@ -13,7 +13,7 @@ def query_union(runs: Sequence[Run], allow_partial: bool = False) -> list[str]:
     order = list(dict.fromkeys(q for r in runs for q in r.query_ids.tolist()))
     if not allow_partial and any(s != sets[0] for s in sets[1:]):
         common = set.intersection(*sets)
-        sizes = ", ".join(f"{r.name}: {len(s)}" for r, s in zip(runs, sets))
+        sizes = listed((f"{unquoted(r.name)}: {len(s)}" for r, s in zip(runs, sets)), 5, str, total=len(runs))
         raise PartialRunError(
             f"the runs answer different query sets ({sizes}; {len(common)} in common, {len(order)} in all); "
             "pass --allow-partial to fuse over the union"

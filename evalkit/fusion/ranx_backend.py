@@ -102,7 +102,9 @@ def optimize(
         from ranx import Qrels as RanxQrels
         from ranx import optimize_fusion
 
-    kwargs: dict[str, Any] = {"show_progress": show_progress}
+    from evalkit.progress import shows_bars
+
+    kwargs: dict[str, Any] = {"show_progress": show_progress and shows_bars()}  # ranx's tqdm bar: on a terminal only
     if chosen.params == ("weights",):
         kwargs["step"] = step
     with contextlib.redirect_stdout(sys.stderr), quiet_numba():  # ranx draws its progress bar on stdout

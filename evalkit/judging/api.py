@@ -95,11 +95,11 @@ class PoolResult:
         """Write the judging sheet (``.csv``: comma-separated, else tab) and its ``.manifest.json`` atomically."""
         from evalkit.judging.sheet import delimiter_for
         from evalkit.manifest import write_sidecar
-        from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+        from evalkit.outputs import atomic_write, committed_together, sidecar_of
 
-        check_outputs([path, sidecar_of(path)], force, inputs=[f for f in self.files if f] + self.text_files)
-        target = atomic_write(path, self.sheet(delimiter_for(os.fspath(path))), force=force)
-        write_sidecar(path, self.manifest)
+        with committed_together([path, sidecar_of(path)], force, inputs=[f for f in self.files if f] + self.text_files):
+            target = atomic_write(path, self.sheet(delimiter_for(os.fspath(path))), force=force)
+            write_sidecar(path, self.manifest)
         return target
 
 

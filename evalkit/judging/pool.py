@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Run
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 from evalkit.ids import factorize
 
 
@@ -143,7 +143,7 @@ class Pool:
     def group_pairs(self, group: str) -> tuple[np.ndarray, np.ndarray]:
         """(query ids, document ids) of the pairs only ``group`` contributed."""
         if group not in self.group_names:
-            raise UsageError(f"no group {group!r} in the pool (groups: {', '.join(self.group_names)})")
+            raise UsageError(f"no group {group!r} in the pool (groups: {listed(self.group_names, 10, unquoted)})")
         pairs = np.flatnonzero(self.unique_to_group() == self.group_names.index(group))
         return self.query_ids[self.pair_query[pairs]], self.doc_ids[self.pair_doc[pairs]]
 

@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Qrels
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 from evalkit.ids import positions_in
 from evalkit.judging.pool import Pool, build_pool
 from evalkit.options import ScoringOptions
@@ -174,7 +174,7 @@ def leave_one_group_out(
     undefined = [name for name, value in zip(names, full.tolist()) if not np.isfinite(value)]
     if undefined:
         label = metric or scored[0].score.official
-        raise UsageError(f"{label} is undefined for {', '.join(undefined)}: no leaderboard to test (compare another --metric)")
+        raise UsageError(f"{label} is undefined for {listed(undefined, 5, unquoted)}: no leaderboard to test (compare another --metric)")
     full_rank = ranks(full)
     unique_pairs = pool.unique_per_group()
     results = []

@@ -158,15 +158,15 @@ def figure_png(result: "ReuseResult") -> bytes:
 def write_reuse(result: "ReuseResult", out: str | os.PathLike, *, output: str | None = None, force: bool = False) -> list[Path]:
     """Write the report (Markdown, JSON or table, by ``output`` or ``out``'s suffix) and its figure beside it, atomically."""
     from evalkit.manifest import write_sidecar
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.outputs import atomic_write, committed_together, sidecar_of
 
     kind = output_of(out, output)
     picture = figure_path(out)
     outputs = [out, picture] + ([sidecar_of(out)] if kind == "table" else [])
-    check_outputs(outputs, force, inputs=[f for f in result.files if f])
-    text = {"json": as_json, "table": lambda r: as_table(r) + "\n"}.get(kind, lambda r: as_markdown(r, picture.name))(result)
-    atomic_write(picture, figure_png(result), force=force)
-    written = [atomic_write(out, text, force=force), picture]
-    if kind == "table":
-        written.append(Path(write_sidecar(out, result.manifest)))
+    with committed_together(outputs, force, inputs=[f for f in result.files if f]):  # the report and its figure, or neither
+        text = {"json": as_json, "table": lambda r: as_table(r) + "\n"}.get(kind, lambda r: as_markdown(r, picture.name))(result)
+        atomic_write(picture, figure_png(result), force=force)
+        written = [atomic_write(out, text, force=force), picture]
+        if kind == "table":
+            written.append(Path(write_sidecar(out, result.manifest)))
     return written

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 from evalkit.options import MAX_SEED  # one range for every seed
 from evalkit.pipelines.engine import EngineOptions
 
@@ -301,13 +301,13 @@ def engine_choice(config: "PipelineConfig", name: str | None = None, **overrides
     given = {k: v for k, v in overrides.items() if v is not None}
     unknown = sorted(set(given) - {f.name for f in dataclasses.fields(EngineOptions)})
     if unknown:
-        raise UsageError(f"unknown engine option(s) {', '.join(unknown)}")
+        raise UsageError(f"unknown engine option(s) {listed(unknown, 5, unquoted)}")
     chosen = name or configured
     if chosen not in ENGINES:
         raise UsageError(f"unknown engine {chosen!r} (choose {', '.join(ENGINES)})")
     misplaced = sorted(k for k in given if (k in LOCAL_KEYS) != (chosen == "local"))
     if misplaced:
-        raise UsageError(f"engine options ({', '.join(misplaced)}) need the {'ray' if chosen == 'local' else 'local'} engine")
+        raise UsageError(f"engine options ({listed(misplaced, 5, unquoted)}) need the {'ray' if chosen == 'local' else 'local'} engine")
     options = dataclasses.replace(options, **given)
     options.check()
     return chosen, options

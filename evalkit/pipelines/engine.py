@@ -34,8 +34,6 @@ import hashlib
 import inspect
 import json
 import os
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
@@ -250,10 +248,14 @@ class ChunkStore:
         return values if values.dtype != object and values.ndim >= 1 else None
 
     def save(self, key: str, values: Any) -> None:
+        import io
+
+        from evalkit.writing.temporaries import replace_with
+
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f".{key}.{os.getpid()}.tmp.npy"
-        np.save(tmp, as_array(values), allow_pickle=False)
-        os.replace(tmp, self.folder / f"{key}.npy")
+        buffer = io.BytesIO()
+        np.save(buffer, as_array(values), allow_pickle=False)
+        replace_with(self.folder / f"{key}.npy", buffer.getvalue())  # a killed run leaves no torn or hidden chunk
         self.written.append(key)
 
 
@@ -309,7 +311,10 @@ class UnitEngine(Engine):
         self.stats.chunks += len(units)
         self.stats.count(work.method, len(work))
         if todo:
-            started, finished, total = time.perf_counter(), 0, sum(len(units[n]) for n in todo)
+            from evalkit.progress import progress
+
+            shown = progress(total=sum(len(units[n]) for n in todo), desc=f"{work.owner_name} ({work.method}) on {self.name}",
+                             unit=work.what)
             for number, values in self.compute(work, units, todo):
                 if len(values) != len(units[number]):
                     raise UsageError(f"system {work.owner_name!r}: {work.method} returned {len(values)} results for "
@@ -318,11 +323,8 @@ class UnitEngine(Engine):
                 if store:
                     store.save(keys[number], values)
                 self.stats.computed += 1
-                finished += len(units[number])
-                rate = finished / max(time.perf_counter() - started, 1e-9)
-                print(f"\r{work.owner_name} ({work.method}) on {self.name}: {finished}/{total} {work.what}, {rate:.1f} {work.what}/s",
-                      end="", file=sys.stderr)
-            print(file=sys.stderr)
+                shown.update(len(units[number]))
+            shown.close()
         return assemble(units, results, len(work), work)
 
     def units(self, work: Work) -> list[list[int]]:

@@ -18,13 +18,13 @@ from typing import Callable, Mapping, Sequence
 
 from evalkit.corpus import Corpus, Queries
 from evalkit.data import Run
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed, unquoted
 
 
 def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:
     """Refuse (one line) when none of ``fields`` is in the corpus."""
     if not any(f in corpus.fields for f in fields):
-        raise UsageError(f"none of the fields {list(fields)} is in the corpus (it has: {', '.join(corpus.field_names)})")
+        raise UsageError(f"none of the fields {list(fields)} is in the corpus (it has: {listed(corpus.field_names, 10, unquoted)})")
 
 
 def rerank_candidates(queries: Queries, run: Run, depth: int, corpus: Corpus, who: str) -> dict[str, list[str]]:

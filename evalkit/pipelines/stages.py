@@ -186,11 +186,11 @@ class Reranker(System):
     def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> list[float]:
         """Scores of ``(queries[i], texts[i])`` in input order: the ONE place model calls go through
         (an engine may distribute exactly this call). Default: :meth:`score` once per run of equal queries."""
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress
 
         scores: list[float] = [0.0] * len(texts)
-        show = bool(getattr(self.options, "show_progress", True)) and len(texts) > 0  # on a terminal only
-        with tqdm(total=len(texts), desc=f"{self.name} rerank", unit="pair", disable=None if show else True, leave=False) as bar:
+        show = bool(getattr(self.options, "show_progress", True)) and len(texts) > 0
+        with progress(total=len(texts), desc=f"{self.name} rerank", unit="pair", enabled=show) as bar:
             start = 0
             while start < len(queries):
                 end = start
@@ -287,10 +287,10 @@ class Labeler(System):
 
     def label_claims(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """:meth:`label_claim` once per run of equal query ids (the unit of work an engine distributes)."""
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress
 
         labels: list[str] = []
-        with tqdm(total=len(texts), desc=f"{self.name} label", unit="pair", disable=None if texts else True, leave=False) as bar:
+        with progress(total=len(texts), desc=f"{self.name} label", unit="pair", enabled=bool(texts)) as bar:
             start = 0
             while start < len(query_ids):
                 end = start

@@ -64,13 +64,13 @@ def pairwise_table(matrix: np.ndarray, test: str, boot_means: np.ndarray, correc
     ``boot_means`` holds the run means over bootstrap resamples of the queries
     (resamples x runs, :func:`evalkit.stats.bootstrap.bootstrap_means`).
     """
-    from evalkit.stats.randomization import randomization_tests_query_signs
+    from evalkit.stats.randomization import randomization_all_pairs
 
     matrix = np.asarray(matrix, dtype=np.float64)
     k = matrix.shape[0]
     first, second = np.triu_indices(k, 1)
     if test == "randomization":  # one sign per query and replicate for every pair: one matrix product per batch
-        results = randomization_tests_query_signs(matrix[first] - matrix[second], permutations, seed)
+        results = randomization_all_pairs(matrix, first, second, permutations, seed)
     else:
         results = paired_tests(test, [(matrix[i], matrix[j]) for i, j in zip(first, second)], zero_method, permutations, seed)
     p_value = np.array([r.p_value for r in results], dtype=np.float64)

@@ -44,6 +44,7 @@ from evalkit.stats import PairTable
 
 GROUP_LIMIT = 1 << 62  # the product of a group of radixes stays below this (a draw is rejected with probability < 1/4)
 CELLS_PER_BATCH = 2_000_000  # topic scores permuted at once by the numpy twin (16 MB)
+CELLS_PER_BLOCK = 2_000_000  # replicates x pairs compared at once by pair_counts (16 MB of float64, whatever k)
 RELATIVE_TOLERANCE = 1e-9  # as the randomization test: a replicate within this of the observed value counts as reaching it
 
 
@@ -160,8 +161,13 @@ def pair_counts(result: RandomisedTukey, tolerance: float = RELATIVE_TOLERANCE) 
     threshold = observed - tolerance * observed
     ranges = np.sort(result.ranges)
     over_range = len(ranges) - np.searchsorted(ranges, threshold, side="left")
-    own = np.abs(result.sums[:, first] - result.sums[:, second])
-    over_own = np.count_nonzero(own >= threshold[None, :], axis=0)
+    by_run = np.ascontiguousarray(result.sums.T)  # k x B: a run's replicates are one row
+    over_own = np.empty(len(first), dtype=np.int64)
+    step = max(1, CELLS_PER_BLOCK // max(by_run.shape[1], 1))  # pairs a block: the work is bounded whatever k
+    for start in range(0, len(first), step):
+        stop = min(start + step, len(first))
+        own = np.abs(by_run[first[start:stop]] - by_run[second[start:stop]])
+        over_own[start:stop] = np.count_nonzero(own >= threshold[start:stop, None], axis=1)
     return over_range, over_own
 
 

@@ -19,6 +19,7 @@ from evalkit.stats import TestResult
 
 RELATIVE_TOLERANCE = 1e-9  # |permuted sum| within this of |observed| counts as "as extreme"
 SHARED_STREAM_BYTES = 64_000_000  # above this, each comparison draws its own signs (same values, bounded memory)
+CELLS_PER_BLOCK = 2_000_000  # pairs x queries of differences held at once by randomization_all_pairs (16 MB)
 
 
 def _sign_matrix_exact(m: int) -> np.ndarray:
@@ -148,3 +149,20 @@ def randomization_tests_query_signs(diffs: np.ndarray, permutations: int = 10_00
                        "method": f"Monte Carlo ({permutations} sign assignments, one sign per query shared by all pairs)"}
             results[i] = TestResult("randomization", float(diffs[i].mean()), (1 + int(hits[j])) / (1 + permutations), details)
     return results  # type: ignore[return-value]
+
+
+def randomization_all_pairs(matrix: np.ndarray, first: np.ndarray, second: np.ndarray, permutations: int = 10_000,
+                            seed: int = 42) -> list[TestResult]:
+    """:func:`randomization_tests_query_signs` of ``matrix[first] - matrix[second]``, a block of pairs at a time.
+
+    Every block re-seeds the same stream, so each pair gets the signs it gets
+    in one call over all pairs; the differences held at once are bounded
+    (``CELLS_PER_BLOCK``) whatever the number of runs.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    step = max(1, CELLS_PER_BLOCK // max(matrix.shape[1], 1))
+    results: list[TestResult] = []
+    for start in range(0, len(first), step):
+        f, s = first[start:start + step], second[start:start + step]
+        results += randomization_tests_query_signs(matrix[f] - matrix[s], permutations, seed)
+    return results

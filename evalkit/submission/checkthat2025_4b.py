@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from evalkit.columns import SUBMISSION_4B_QUERY_ID
-from evalkit.errors import shown
+from evalkit.errors import listed, shown
 from evalkit.listparse import ListLiteralError, format_id_list, parse_id_list
 from evalkit.submission import Expectations, SubmissionFormat, register
 from evalkit.submission.container import SubmissionText, header_and_records
@@ -42,9 +42,9 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
         return None
     if lowered[id_col] != "post_id":
         problems.error("header", f"the tweet ids are in column {shown(header[id_col])}; it must be named 'post_id'", line)
-    extra = [repr(h) for i, h in enumerate(header) if i not in (id_col, list_col)]
+    extra = [h for i, h in enumerate(header) if i not in (id_col, list_col)]
     if extra:
-        problems.error("header", f"extra column(s) {', '.join(extra)}; only post_id and preds are allowed", line)
+        problems.error("header", f"extra column(s) {listed(extra)}; only post_id and preds are allowed", line)
     return id_col, list_col
 
 
@@ -58,12 +58,12 @@ def _check_ids(query: str, ids: list[str], line: int, expectations: Expectations
             problems.error("bad id", f"post_id {shown(query)}: id {shown(doc)} at position {position} is empty or holds spaces", line)
     for doc, where in positions.items():
         if len(where) > 1:
-            places = ", ".join(map(str, where))
+            places = listed(where, 10, str)
             problems.error("repeated id", f"post_id {shown(query)} lists {shown(doc)} {len(where)} times (positions {places})", line)
     if expectations.collection is not None:
-        unknown = [repr(d) for d in positions if d not in expectations.collection]
+        unknown = [d for d in positions if d not in expectations.collection]
         if unknown:
-            problems.error("unknown id", f"post_id {shown(query)}: {', '.join(unknown)} not in the collection", line)
+            problems.error("unknown id", f"post_id {shown(query)}: {listed(unknown)} not in the collection", line)
 
 
 def check(submission: SubmissionText, expectations: Expectations, problems: Problems) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
 
-from evalkit.errors import shown
+from evalkit.errors import listed, shown, unquoted
 from evalkit.submission.problems import Problems
 from evalkit.textio import container_of, gunzip_bounded, normalise, open_zip, read_input_bytes, read_zip_member, utf8_errors, zip_entries
 
@@ -42,13 +42,13 @@ def _unzip(raw: bytes, path: str, member_name: str, problems: Problems) -> tuple
         entries = zip_entries(archive, path)
         data = entries.data
         if entries.extras:
-            problems.warning("zip layout", f"zip holds extra entries ({', '.join(entries.extras[:3])}); upload sites may read them")
+            problems.warning("zip layout", f"zip holds extra entries ({listed(entries.extras, 3, unquoted)}); upload sites may read them")
         if not data:
             problems.error("zip layout", "zip holds no file")
             return None
         if len(data) > 1:
-            names = ", ".join(i.filename for i in data)
-            problems.error("zip layout", f"zip holds {len(data)} files ({names}); it must hold exactly one")
+            names = listed((i.filename for i in data), 5, unquoted, total=len(data))
+            problems.error("zip layout", f"zip holds {len(data):,} files ({names}); it must hold exactly one")
             preferred = [i for i in data if PurePosixPath(i.filename).name == member_name]
             if len(preferred) != 1:
                 return None

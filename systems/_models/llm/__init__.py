@@ -88,7 +88,7 @@ class LLMBackend:
         ``on_answer(i, answer)`` is called for each prompt as its answer is known (cached ones first, then each fresh
         one as it arrives, after it is cached), so a caller can keep every answer before the last one arrives.
         """
-        from tqdm.auto import tqdm
+        from evalkit.progress import progress
 
         limit = int(max_new_tokens or self.max_new_tokens)
         keys = [answer_key(self.name, self.model, p, self.settings(limit)) for p in prompts]
@@ -105,7 +105,7 @@ class LLMBackend:
                 if a is None:
                     asking.setdefault(k, []).append(i)
             fresh: dict[str, str] = {}
-            bar = tqdm(total=len(todo), desc=desc, unit="prompt", disable=len(todo) < 2, file=sys.stderr)
+            bar = progress(total=len(todo), desc=desc, unit="prompt", enabled=len(todo) >= 2, stream=sys.stderr)
 
             def done(j: int, answer: str) -> None:
                 fresh[todo[j]] = answer
