@@ -2,8 +2,12 @@
 
 * a **number** (score, grade) is finite; written as text it is an ASCII decimal
   (``[+-]digits[.digits][e[+-]digits]``: Python's ``float`` would also take
-  ``1_0`` or ``١``); ``nan``, ``inf``, booleans, ``None`` and integers beyond
-  a float's range are refused;
+  ``1_0`` or ``١``, C's ``atof`` ``0x10`` or ``5%``); its value is
+  ``float()``'s, to the bit, in every reader (compiled, streamed, pyarrow,
+  pure Python: ``tests/test_number_forms.py``); ``nan``, ``inf``, a decimal
+  that overflows to infinity (``1e400``), booleans, ``None`` and integers
+  beyond a float's range are refused; an underflow is ``float()``'s 0 or
+  subnormal;
 * an **id** is text stripped of ASCII blanks and never empty; an integer is
   written as its digits; ``None``, NaN, floats and booleans are refused (a
   float id column is what pandas makes of ids with missing values);

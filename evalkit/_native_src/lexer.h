@@ -50,21 +50,26 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
         }
     }
     if (int_digits + frac_digits == 0) return NUMBER_BAD;
+    int huge = 0; /* an exponent of more than 6 digits (leading zeros aside): its value is capped, not summed here */
     if (p < end && (*p == 'e' || *p == 'E')) {
         int exp_negative = 0;
         int64_t value = 0, digits = 0;
         if (++p < end && (*p == '+' || *p == '-')) exp_negative = *p++ == '-';
         for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
             if (value < 100000) value = value * 10 + (*p - '0');
+            else huge = 1;
         if (digits == 0) return NUMBER_BAD;
         exponent += exp_negative ? -value : value;
     }
     if (p != end) return NUMBER_BAD;
-    if (mantissa == 0 && !dropped) {
+    if (mantissa == 0 && !dropped) { /* zero digits: zero whatever the exponent */
         *out = negative ? -0.0 : 0.0;
         return NUMBER_DONE;
     }
-    if (dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22) return NUMBER_SLOW;
+    /* The exponent counts every digit before a point and every leading zero after it exactly (a run of 10^5 of them
+     * moves it by 10^5), so a huge one, whose value is capped, is never summed with them: the exact conversion
+     * decides (0.000...1e1000000 may be 1e900000, not 1). */
+    if (huge || dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22) return NUMBER_SLOW;
     double value = exponent < 0 ? (double)mantissa / POW10[-exponent] : (double)mantissa * POW10[exponent];
     *out = negative ? -value : value;
     return NUMBER_DONE;
