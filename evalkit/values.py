@@ -99,13 +99,27 @@ def numbers_array(values: Any, what: str = "score") -> np.ndarray:
     return out
 
 
+def utf8_text(text: str, what: str = "") -> str:
+    """``text`` itself where it can be written as UTF-8, as every file evalkit reads must be; a lone surrogate
+    (``"d\\ud800"``, which no UTF-8 byte sequence decodes to) is a :class:`ValueProblem`, as a file's bad byte is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as problem:
+        at = problem.start
+        named = f"{what} {shown(text)}" if what else shown(text)
+        raise ValueProblem(f"{named} is not UTF-8 text (a lone surrogate U+{ord(text[at]):04X} at character {at + 1})") from None
+    return text
+
+
 def identifier(value: Any, what: str = "id") -> str:
     """Any in-memory id as the text a file would hold: a string stripped of ASCII blanks, or an integer's digits."""
     if isinstance(value, str):
         text = value.strip(BLANKS)
         if not text:
             raise ValueProblem(f"empty {what}")
-        return text
+        return utf8_text(text, what)
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
     if value is None or (isinstance(value, float) and math.isnan(value)) or _is_na(value):
@@ -122,6 +136,17 @@ def identifiers(values: Any, what: str = "id") -> list[str]:
     for row, value in enumerate(array.tolist()):
         try:
             out.append(identifier(value, what))
+        except ValueProblem as problem:
+            raise ValueProblem(str(problem), row) from None
+    return out
+
+
+def texts(values: Any, what: str = "text") -> list[str]:
+    """A column of text cells (:func:`cell_text`), each UTF-8 text (:func:`utf8_text`); a problem carries the 0-based row."""
+    out = []
+    for row, value in enumerate(np.asarray(values, dtype=object).tolist()):
+        try:
+            out.append(utf8_text(cell_text(value), what))
         except ValueProblem as problem:
             raise ValueProblem(str(problem), row) from None
     return out
