@@ -85,6 +85,13 @@ def submission_format(settings, task) -> str:
             lines += [f"- {depth} documents per query, best first: the official file's depth, which `evalkit validate` checks.",]
         if task.labels_required:
             lines += ["- Every row carries a label (`Supports`, `Refutes` or `Not Enough Information`)."]
+        if settings.submission_rules == "warn":
+            lines += ["- The organisers relaxed the format rules: a file that `evalkit validate` calls INVALID is scored "
+                      "anyway, with a note in its log."]
+        else:
+            lines += ["- **The format rules are enforced:** a file that `evalkit validate` calls INVALID (another depth, a "
+                      "query missing or listed twice, a wrong header...) fails with one line naming the rule and its first "
+                      "offending line; it never reaches the leaderboard."]
         lines += [f"- Name the file `{fmt.member}`; a zip holding one folder with the file inside is found too.",
                   f"- Other files are ignored when one file is named `{fmt.member}`; otherwise a zip holding several files "
                   "fails with a message naming them.", "",
