@@ -9,8 +9,9 @@ whose value ``float()`` gives finitely; an overflow to infinity is refused, an u
 hex floats, underscores (``1_0``), other scripts' digits, surrounding text (``5%``, ``1,5``).
 
 The forms are generated from a seed: many leading zeros before and after the point (up to 99,999), long mantissas,
-exponents of many digits and with leading zeros, overflow and underflow at every boundary, subnormals, signs,
-and the refused spellings, each also mutated by one inserted, deleted or replaced byte.
+exponents of many digits and with leading zeros, overflow and underflow at every boundary, subnormals, signs, the
+exact midpoints of neighbouring doubles and their nearest neighbours, and the refused spellings, each also mutated by
+one inserted, deleted or replaced byte.
 """
 from __future__ import annotations
 
@@ -90,6 +91,24 @@ def exact(rng: random.Random) -> list[str]:
             f"00{mantissa}E{int(power):+05d}", f"{value:.3e}"]
 
 
+def halfway(rng: random.Random) -> list[str]:
+    """The exact decimal midpoint of two neighbouring doubles (a tie: rounds to the even one), and the decimals a unit
+    of its 1,100th digit above and below (the hardest inputs of a correctly rounded conversion), near 1, among the
+    subnormals and at the top of the range (where the midpoint above the largest double rounds to infinity)."""
+    from decimal import Decimal, localcontext
+
+    power = rng.choice([rng.randint(-30, 30), rng.randint(-1074, -1022), rng.randint(1000, 1023)])
+    value = math.ldexp(1.0 + rng.random(), power) if power > -1022 else math.ldexp(rng.randint(1, 2**20), -1074)
+    if not math.isfinite(value):
+        value = 1.7976931348623157e308
+    with localcontext() as context:
+        context.prec = 2400
+        after = Decimal(math.nextafter(value, math.inf)) if value < 1.7976931348623157e308 else Decimal(2) ** 1024
+        middle = (Decimal(value) + after) / 2
+        step = Decimal(10) ** (middle.adjusted() - 1100)
+        return [f"{m:e}" for m in (middle, middle + step, middle - step)]
+
+
 def mutated(rng: random.Random, form: str) -> str:
     """``form`` with one byte inserted, deleted or replaced (by a digit, a sign, a point, an exponent mark, a letter)."""
     at = rng.randint(0, len(form))
@@ -106,7 +125,8 @@ def number_forms(seed: int = 39, n: int = 3000) -> list[str]:
     rng = random.Random(seed)
     forms = list(EDGES) + list(REFUSED_SPELLINGS)
     while len(forms) < n:
-        forms += exact(rng) if rng.random() < 0.3 else [generated(rng)]
+        pick = rng.random()
+        forms += exact(rng) if pick < 0.25 else halfway(rng) if pick < 0.3 else [generated(rng)]
     forms += [mutated(rng, f) for f in forms[: len(EDGES) + len(REFUSED_SPELLINGS)] if len(f) < 1000]
     forms += [mutated(rng, rng.choice(forms)) for _ in range(n // 5)]
     return forms
@@ -139,6 +159,7 @@ def test_the_forms_cover_every_class():
     assert any(f.startswith("1e") and "e1000" in f or len(f.partition("e")[2]) > 6 for f in VALID)
     assert sum(1 for f in TOKENS if RULE.fullmatch(f) and expected(f) is None) > 50  # overflows
     assert any(len(f) > 99_999 for f in VALID)
+    assert sum(1 for f in VALID if len(f) > 1000 and "e" in f) > 100  # the midpoints and their neighbours
 
 
 def test_the_rule_of_memory_is_the_rule_of_files():

@@ -3,10 +3,23 @@
  * reader. */
 #ifndef EVALKIT_LEXER_H
 #define EVALKIT_LEXER_H
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+
+/* The fast conversions below are one correctly rounded operation on exact operands (Clinger's fast path), so
+ * exactly float()'s value, where doubles are computed in double precision. Where they are not (FLT_EVAL_METHOD
+ * other than 0: x87 arithmetic, which would round twice), only exact integers are converted here and every other
+ * number goes to the exact conversion: the same value in every build. */
+#ifndef EXACT_DOUBLE_OPS
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define EXACT_DOUBLE_OPS 1
+#else
+#define EXACT_DOUBLE_OPS 0
+#endif
 #endif
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -28,7 +41,7 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
             else break;
         }
         int64_t fraction = dot ? end - dot - 1 : 0;
-        if (q == end && digits > 0 && digits <= 19 && m <= (UINT64_C(1) << 53) && fraction <= 22) {
+        if (q == end && digits > 0 && digits <= 19 && m <= (UINT64_C(1) << 53) && fraction <= 22 && (EXACT_DOUBLE_OPS || !fraction)) {
             double value = m == 0 ? 0.0 : fraction ? (double)m / POW10[fraction] : (double)m;
             *out = *p == '-' ? -value : value;
             return NUMBER_DONE;
@@ -69,7 +82,8 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
     /* The exponent counts every digit before a point and every leading zero after it exactly (a run of 10^5 of them
      * moves it by 10^5), so a huge one, whose value is capped, is never summed with them: the exact conversion
      * decides (0.000...1e1000000 may be 1e900000, not 1). */
-    if (huge || dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22) return NUMBER_SLOW;
+    if (huge || dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22 || (!EXACT_DOUBLE_OPS && exponent))
+        return NUMBER_SLOW;
     double value = exponent < 0 ? (double)mantissa / POW10[-exponent] : (double)mantissa * POW10[exponent];
     *out = negative ? -value : value;
     return NUMBER_DONE;
