@@ -109,6 +109,11 @@ def check_built(item: Run | Qrels, label: str) -> None:
                 utf8_text(value, what)
             except ValueProblem as problem:
                 raise UsageError(f"{label}: {problem}") from None
+    for value in (item.labels.tolist() if item.labels is not None else []):
+        try:
+            utf8_text(str(value), "label")
+        except ValueProblem as problem:
+            raise UsageError(f"{label}: {problem}") from None
     values, what = (item.grades, "grade") if isinstance(item, Qrels) else (item.scores, "score")
     if values is not None and len(values) and not np.all(np.isfinite(values)):
         row = int(np.flatnonzero(~np.isfinite(values))[0])

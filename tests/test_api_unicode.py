@@ -37,6 +37,8 @@ CASES = {
                                              allow_partial=True),
     "Run.from_scores": lambda s: api.score(Run.from_scores({"q1": {s: 1.0}}), GOLD, task="trec"),
     "Run.from_lists": lambda s: api.score(Run.from_lists({"q1": ["d1", s]}), GOLD, task="trec"),
+    "Run.from_rows label": lambda s: api.score(Run.from_rows(["q1"], ["d1"], [1.0], labels=[s]), GOLD, task="trec"),
+    "Qrels.from_rows label": lambda s: api.score({"q1": {"d1": 1.0}}, Qrels.from_rows(["q1"], ["d1"], [1.0], labels=[s]), task="trec"),
     "Qrels.from_dict": lambda s: api.score({"q1": {"d1": 1.0}}, Qrels.from_dict({"q1": {s: 1}}), task="trec"),
     "compare": lambda s: api.compare(GOLD, {"q1": {"d1": 1.0}}, {"q1": {s: 1.0}}, task="trec", permutations=10, bootstrap=10),
     "score_many names": lambda s: api.score_many(GOLD, [{"q1": {"d1": 1.0}}], task="trec", names=[s]),
