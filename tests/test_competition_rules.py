@@ -112,8 +112,8 @@ def test_the_bundle_records_the_choice_and_check_reports_it(bundles, tmp_path, c
         assert check_bundle(str(path), notes) == [] and notes == [next(n for n in notes if n.startswith(f"submission rules: {mode}: "))]
         done = cli("competition", "check", path)
         assert done.returncode == 0 and f"{path.name}: submission rules: {mode}: " in done.stdout and f"{path}: ok" in done.stdout
-        page = files["pages/submission_format.md"].decode()
-        assert ("enforced" in page) == (mode == "enforce") and ("relaxed" in page) == (mode == "warn")
+        for page in (files["pages/submission_format.md"].decode(), files["pages/evaluation.md"].decode()):
+            assert ("enforced" in page) == (mode == "enforce") and ("relaxed" in page) == (mode == "warn")
 
 
 def unzip_bytes(data: bytes) -> dict[str, bytes]:

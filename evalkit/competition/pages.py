@@ -54,6 +54,7 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str, r
         lines.append(f"| {column.title} | `{column.key}` | {order} | {text} |")
     lines += ["", f"The first column ranks the leaderboard; values are shown to {columns[0].precision} decimals and stored exactly.", "",
               "## How a submission is scored", "",
+              *_rules_line(settings, task),
               f"- **Ranking rule:** {RANKING_RULE}.",
               f"- **Missing queries:** {MISSING_POLICIES[missing]} (`--missing {missing}`).",
               "- **Wrong split:** " + (f"a submission missing more than {PARTIAL_THRESHOLD:.0%} of the phase's queries is refused "
@@ -73,6 +74,18 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str, r
               f"evalkit score predictions.zip GOLD --task {task.name}", "```", "",
               "The leaderboard figures are exactly what this command prints for the phase's gold (same code, same options).", ""]
     return "\n".join(lines)
+
+
+def _rules_line(settings, task) -> list[str]:
+    """The Evaluation page's line on the task's submission rules (:mod:`evalkit.competition.rules`), if it has any."""
+    if task.submission_format is None:
+        return []
+    if settings.submission_rules == "warn":
+        return ["- **Submission rules:** relaxed by the organisers: a file that `evalkit validate` calls INVALID is scored "
+                "as it is, with a note in its log."]
+    return ["- **Submission rules:** enforced: a file that `evalkit validate` calls INVALID (another depth, a query of the "
+            "phase missing or listed twice, a query of no phase...) fails before it is scored, with one line naming the "
+            "rule and its first offending line; the points below concern the files that keep the rules."]
 
 
 def submission_format(settings, task) -> str:
