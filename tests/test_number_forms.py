@@ -53,7 +53,7 @@ REFUSED_SPELLINGS = [
     "nan(1)", "snan", "1_0", "1_000.5", "1e1_0", "_1", "1_", "1__0", "0x10", "0X1p3", "0x1.8p1", "-0x1p-1074", "0b1",
     "0o7", "1j", "1d5", "1f", "1.5L", "١", "١٢.٥", "１", "1,5", "5%", "$5", "1e", "1e+", "1e-", "e5", ".e5", ".", "-",
     "+", "+-1", "--1", "-+1", "1-", "1.2.3", "1e5.0", "1e5e5", "..5", "5..", "N/A", "NA", "null", "None", "true",
-    "\u0661", "½", "1\u00a0", "ⅷ", "0.5\x00", "",
+    "\u0661", "½", "1\u00a0", "\u00a01", "1\u2028", "1\x85", "\u20061", "ⅷ", "0.5\x00", "",
 ]
 
 
@@ -145,7 +145,8 @@ def bits(value: float) -> int:
 
 
 FORMS = number_forms()
-TOKENS = [f for f in FORMS if f and not any(c in f for c in " \t\n\r\x0b\x0c\x00") and f.isprintable()]  # one field each
+# one field each: no ASCII blank (what the readers split on) and no NUL (which sends a file to the Python reader)
+TOKENS = [f for f in FORMS if f and not any(c in f for c in " \t\n\r\x0b\x0c\x00")]
 VALID = [f for f in TOKENS if expected(f) is not None]
 REFUSED = [f for f in TOKENS if expected(f) is None]
 

@@ -26,6 +26,7 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7, 
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 enum { NUMBER_BAD = 0, NUMBER_DONE = 1, NUMBER_SLOW = 2 };
+#define HUGE_EXPONENT (INT64_C(1) << 50)
 
 /* The number in p..end: NUMBER_DONE with *out set, NUMBER_SLOW when valid but left to the exact conversion,
  * NUMBER_BAD when not a number as evalkit reads it. */
@@ -63,14 +64,16 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
         }
     }
     if (int_digits + frac_digits == 0) return NUMBER_BAD;
-    int huge = 0; /* an exponent of more than 6 digits (leading zeros aside): its value is capped, not summed here */
     if (p < end && (*p == 'e' || *p == 'E')) {
         int exp_negative = 0;
         int64_t value = 0, digits = 0;
         if (++p < end && (*p == '+' || *p == '-')) exp_negative = *p++ == '-';
+        /* an exponent of more than 6 digits (leading zeros aside) counts as HUGE_EXPONENT, whose sum with the digits
+         * counted above stays far beyond +-22 (no input holds 2^50 digits): the exact conversion decides, never a
+         * capped exponent offset by those digits (0.<99,999 zeros>1e1000000 is 1e900000, not 1) */
         for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
-            if (value < 100000) value = value * 10 + (*p - '0');
-            else huge = 1;
+            if (__builtin_expect(value < 100000, 1)) value = value * 10 + (*p - '0');
+            else value = HUGE_EXPONENT;
         if (digits == 0) return NUMBER_BAD;
         exponent += exp_negative ? -value : value;
     }
@@ -79,10 +82,7 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
         *out = negative ? -0.0 : 0.0;
         return NUMBER_DONE;
     }
-    /* The exponent counts every digit before a point and every leading zero after it exactly (a run of 10^5 of them
-     * moves it by 10^5), so a huge one, whose value is capped, is never summed with them: the exact conversion
-     * decides (0.000...1e1000000 may be 1e900000, not 1). */
-    if (huge || dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22 || (!EXACT_DOUBLE_OPS && exponent))
+    if (dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22 || (!EXACT_DOUBLE_OPS && exponent))
         return NUMBER_SLOW;
     double value = exponent < 0 ? (double)mantissa / POW10[-exponent] : (double)mantissa * POW10[exponent];
     *out = negative ? -value : value;
