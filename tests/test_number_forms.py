@@ -31,8 +31,9 @@ from evalkit.values import ValueProblem, number, number_text
 
 needs_native = pytest.mark.skipif(kernels.native is None, reason="evalkit._native was not built (no C compiler at install time)")
 
-# the rule, written independently of evalkit.values: what a file's number token must be
-RULE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+# the rule, written independently of evalkit.values: what a file's number token must be (unambiguous: a token that
+# fails is read once, never split in every way between two runs of digits)
+RULE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 EDGES = [
     "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308", "179769313486231580793728971405303415"
