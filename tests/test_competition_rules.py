@@ -184,6 +184,9 @@ def test_a_task_without_a_submission_format_has_no_rules_to_apply(tmp_path):
     made = make_bundle("trec", [("test", str(qrels))], str(tmp_path / "trec.zip"))
     done = run_submission(str(made.path), str(write_zip(tmp_path / "run.zip", {"run.trec": trec_run(qrels)})), "test")
     assert done.failure is None and done.scores
+    notes: list[str] = []
+    assert check_bundle(str(made.path), notes) == [] and notes == [
+        "submission rules: none to apply (task trec declares no submission format: every run evalkit reads is scored)"]
 
 
 # --- the real CheckThat! 4b runs -------------------------------------------------------------------------------

@@ -170,7 +170,21 @@ def submission_rules(bundle: Bundle, where: str, config: dict) -> None:
         bundle.add(R_RULES, f"{where}.scoring_program", f"{PROGRAM_CONFIG} has submission_rules {mode!r}; the scoring program "
                                                         f"takes {' or '.join(map(repr, MODE_TEXT))} (every submission would fail)")
         return
+    if _declares_no_format(config.get("task")):
+        bundle.note(f"submission rules: none to apply (task {config['task']} declares no submission format: every run "
+                    "evalkit reads is scored)")
+        return
     bundle.note(f"submission rules: {mode}: {MODE_TEXT[mode]}")
+
+
+def _declares_no_format(name) -> bool:
+    """Whether ``name`` is a task of this evalkit that has no official submission format (a plugin task: unknown here)."""
+    from evalkit.tasks import get_task
+
+    try:
+        return isinstance(name, str) and get_task(name).submission_format is None
+    except EvalkitError:
+        return False
 
 
 @check
