@@ -195,7 +195,7 @@ class Run:
         """
         from evalkit import columns as names
         from evalkit.errors import UsageError, listed
-        from evalkit.values import cell_text, check_table_columns, identifiers, numbers_array, table_column
+        from evalkit.values import check_table_columns, identifiers, numbers_array, table_column, texts
 
         label = "run DataFrame"
         check_table_columns(frame, label)
@@ -207,7 +207,7 @@ class Run:
             ranks = table_column(frame, rcol, numbers_array, "rank", label)
             frame = frame.iloc[np.argsort(ranks, kind="stable")]
         scores = None if scol is None else table_column(frame, scol, numbers_array, "score", label)
-        labels = None if lcol is None else [cell_text(x) for x in frame[lcol].tolist()]
+        labels = None if lcol is None else table_column(frame, lcol, texts, "label", label)
         qids = table_column(frame, qcol, identifiers, "query id", label)
         docs = table_column(frame, dcol, identifiers, "doc id", label)
         return cls.from_rows(qids, docs, scores, labels, **kwargs)

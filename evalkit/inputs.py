@@ -130,7 +130,12 @@ def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str
     if names is not None:
         if len(names) != len(runs):
             raise UsageError(f"{len(names)} names for {len(runs)} runs")
-        return list(names)
+        from evalkit.values import ValueProblem, utf8_text
+
+        try:
+            return [utf8_text(name, "run name") if isinstance(name, str) else name for name in names]
+        except ValueProblem as problem:
+            raise UsageError(str(problem)) from None
     from evalkit.runset import number_repeats, unique_names
 
     positions = [i for i, r in enumerate(runs) if isinstance(r, (str, os.PathLike))]

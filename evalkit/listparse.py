@@ -42,11 +42,16 @@ def parse_id_list(text: str) -> list[str]:
     node = tree.body
     if not isinstance(node, (ast.List, ast.Tuple)):
         raise ListLiteralError("is not a plain list literal (expressions are never evaluated)")
+    from evalkit.values import ValueProblem, utf8_text
+
     items = []
     for element in node.elts:
         if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
             raise ListLiteralError("holds an item that is not a string")
-        items.append(element.value)
+        try:  # an escape such as '\\ud800' writes a lone surrogate, which no UTF-8 text holds
+            items.append(utf8_text(element.value))
+        except ValueProblem:
+            raise ListLiteralError("holds an item that is not UTF-8 text (an escape of a lone surrogate)") from None
     return items
 
 

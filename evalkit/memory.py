@@ -20,7 +20,8 @@ from typing import Any, Iterator, Mapping
 from evalkit.data import Qrels, Run
 from evalkit.errors import InputError, UsageError, shown
 from evalkit.formats import Format, Sample, formats
-from evalkit.values import JUDGED_TWICE, ValueProblem, cell_text, check_table_columns, first_repeated_pair, identifier, number
+from evalkit.values import (JUDGED_TWICE, ValueProblem, cell_text, check_table_columns, first_repeated_pair, identifier, number,
+                            utf8_text)
 
 SNIFF_ROWS = 5  # rows shown to a format's sniff, as a file's first lines are
 
@@ -34,9 +35,16 @@ def _rows(frame) -> Iterator[list[str]]:
         yield [cell_text(value) for value in row]
 
 
-def _records(frame) -> Iterator[tuple[int, list[str]]]:
-    """``(row, fields)`` as :func:`~evalkit.formats.tables.read_delimited` yields them (blank rows skipped, rows 1-based)."""
+def _records(frame, label: str) -> Iterator[tuple[int, list[str]]]:
+    """``(row, fields)`` as :func:`~evalkit.formats.tables.read_delimited` yields them (blank rows skipped, rows 1-based),
+    each field UTF-8 text as a file's must be (else one error naming the row and column)."""
+    header = _header(frame)
     for number_, fields in enumerate(_rows(frame), start=1):
+        for column, field in zip(header, fields):
+            try:
+                utf8_text(field)
+            except ValueProblem as problem:
+                raise UsageError(f"{label}, row {number_}, column {shown(column)}: {problem}") from None
         if any(field.strip() for field in fields):
             yield number_, fields
 
@@ -62,7 +70,7 @@ def _has_lists(sample: Sample, column: str | None) -> bool:
 
 def _read_rows(fmt: Format, frame, label: str, **options):
     try:
-        return fmt.read_rows(_header(frame), _records(frame), label, **options)
+        return fmt.read_rows(_header(frame), _records(frame, label), label, **options)
     except InputError as exc:  # the reader counts rows as lines: say rows
         row = f", row {exc.line}" if exc.line is not None else ""
         raise UsageError(f"{label}{row}: {exc.message.replace('on line', 'in row')}") from None
@@ -97,6 +105,15 @@ def check_built(item: Run | Qrels, label: str) -> None:
         for value in ids.tolist():
             if not isinstance(value, str) or not value.strip():
                 raise UsageError(f"{label}: {what} {shown(value)} is not text (build runs and gold with text ids, or pass a dict)")
+            try:
+                utf8_text(value, what)
+            except ValueProblem as problem:
+                raise UsageError(f"{label}: {problem}") from None
+    for value in (item.labels.tolist() if item.labels is not None else []):
+        try:
+            utf8_text(str(value), "label")
+        except ValueProblem as problem:
+            raise UsageError(f"{label}: {problem}") from None
     values, what = (item.grades, "grade") if isinstance(item, Qrels) else (item.scores, "score")
     if values is not None and len(values) and not np.all(np.isfinite(values)):
         row = int(np.flatnonzero(~np.isfinite(values))[0])

@@ -2,8 +2,12 @@
 
 * a **number** (score, grade) is finite; written as text it is an ASCII decimal
   (``[+-]digits[.digits][e[+-]digits]``: Python's ``float`` would also take
-  ``1_0`` or ``١``); ``nan``, ``inf``, booleans, ``None`` and integers beyond
-  a float's range are refused;
+  ``1_0`` or ``١``, C's ``atof`` ``0x10`` or ``5%``); its value is
+  ``float()``'s, to the bit, in every reader (compiled, streamed, pyarrow,
+  pure Python: ``tests/test_number_forms.py``); ``nan``, ``inf``, a decimal
+  that overflows to infinity (``1e400``), booleans, ``None`` and integers
+  beyond a float's range are refused; an underflow is ``float()``'s 0 or
+  subnormal;
 * an **id** is text stripped of ASCII blanks and never empty; an integer is
   written as its digits; ``None``, NaN, floats and booleans are refused (a
   float id column is what pandas makes of ids with missing values);
@@ -95,13 +99,27 @@ def numbers_array(values: Any, what: str = "score") -> np.ndarray:
     return out
 
 
+def utf8_text(text: str, what: str = "") -> str:
+    """``text`` itself where it can be written as UTF-8, as every file evalkit reads must be; a lone surrogate
+    (``"d\\ud800"``, which no UTF-8 byte sequence decodes to) is a :class:`ValueProblem`, as a file's bad byte is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as problem:
+        at = problem.start
+        named = f"{what} {shown(text)}" if what else shown(text)
+        raise ValueProblem(f"{named} is not UTF-8 text (a lone surrogate U+{ord(text[at]):04X} at character {at + 1})") from None
+    return text
+
+
 def identifier(value: Any, what: str = "id") -> str:
     """Any in-memory id as the text a file would hold: a string stripped of ASCII blanks, or an integer's digits."""
     if isinstance(value, str):
         text = value.strip(BLANKS)
         if not text:
             raise ValueProblem(f"empty {what}")
-        return text
+        return utf8_text(text, what)
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
     if value is None or (isinstance(value, float) and math.isnan(value)) or _is_na(value):
@@ -118,6 +136,17 @@ def identifiers(values: Any, what: str = "id") -> list[str]:
     for row, value in enumerate(array.tolist()):
         try:
             out.append(identifier(value, what))
+        except ValueProblem as problem:
+            raise ValueProblem(str(problem), row) from None
+    return out
+
+
+def texts(values: Any, what: str = "text") -> list[str]:
+    """A column of text cells (:func:`cell_text`), each UTF-8 text (:func:`utf8_text`); a problem carries the 0-based row."""
+    out = []
+    for row, value in enumerate(np.asarray(values, dtype=object).tolist()):
+        try:
+            out.append(utf8_text(cell_text(value), what))
         except ValueProblem as problem:
             raise ValueProblem(str(problem), row) from None
     return out

@@ -179,12 +179,19 @@ def test_climatecheck_bundle_scores_climatecheck_submissions(bundles, tmp_path):
 
 
 def test_an_undefined_figure_fails_clearly_never_nan(bundles, tmp_path):
+    """No label column: the task's submission rules fail it first; with the rules relaxed, Subtask II is undefined."""
     result, golds = bundles["climatecheck2025-verification"]
-    text = climatecheck_submission(golds["dev"], 5, labels=False)  # no label column: Subtask II is undefined
-    done = run_submission(str(result.path), str(write_zip(tmp_path / "nolabel.zip", {"predictions.csv": text})), "dev")
-    assert done.failure == "the scoring program exited with code 2"
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("invalid submission: Subtask II score (F1 + Recall@10) is undefined")
-    assert "scores.json" not in done.output and "Traceback" not in done.stderr
+    text = climatecheck_submission(golds["dev"], 5, labels=False)
+    upload = str(write_zip(tmp_path / "nolabel.zip", {"predictions.csv": text}))
+    relaxed = make_bundle("climatecheck2025-verification", [("dev", str(golds["dev"]))], str(tmp_path / "warn.zip"),
+                          submission_rules="warn", test=False)
+    for bundle, start in ((result.path, "invalid submission: breaks the climatecheck2025-verification submission rules: "
+                                        "predictions.csv:1: no 'label' column"),
+                          (relaxed.path, "invalid submission: Subtask II score (F1 + Recall@10) is undefined")):
+        done = run_submission(str(bundle), upload, "dev")
+        assert done.failure == "the scoring program exited with code 2"
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith(start), done.stderr
+        assert "scores.json" not in done.output and "Traceback" not in done.stderr
 
 
 def test_bundle_writes_nothing_over_an_existing_file_and_never_an_input(bundles, tmp_path, cli):

@@ -112,6 +112,7 @@ CASES = {
                       ("tasks[0].scoring_program", "tasks[1].scoring_program")),
     "time-limit": (set_in((*PHASE0, "execution_time_limit"), 900), "phases[0].execution_time_limit"),
     "scores-keys": (program_config(lambda c: c["columns"][1].update(key="mrr1")), "leaderboards[0].columns"),
+    "submission-rules": (program_config(lambda c: c.update(submission_rules="off")), ("tasks[0].scoring_program", "tasks[1].scoring_program")),
     "reference-data": (lambda files: {**files, "reference_data_0_dev.zip": zip_of({"gold.tsv": GOLD_4B.read_bytes()})},
                        "tasks[0].reference_data"),
 }

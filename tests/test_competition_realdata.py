@@ -23,7 +23,10 @@ def upload_of(run, folder):
 def test_every_real_4b_test_submission_scores_as_evalkit_score(tmp_path):
     shared_or_skip(CT4B)
     bundle = tmp_path / "checkthat4b.zip"
-    made = make_bundle("checkthat2025-4b", [("dev", str(GOLD_4B["dev"])), ("test", str(GOLD_4B["test"]))], str(bundle))
+    # the rules relaxed: every run is scored as `evalkit score` scores it, the ones breaking them too (their failure under
+    # the default, enforce: tests/test_competition_rules.py)
+    made = make_bundle("checkthat2025-4b", [("dev", str(GOLD_4B["dev"])), ("test", str(GOLD_4B["test"]))], str(bundle),
+                       submission_rules="warn")
     assert made.self_test["test"]["MRR@5"] == 1.0
     runs = [run for run in all_4b_runs() if split_of(run) == "test"]
     assert len(runs) >= 20
@@ -53,7 +56,7 @@ def test_cli_scores_json_equals_evalkit_score_json(tmp_path, name):
     run = shared_or_skip(CT4B / "runs" / name)
     bundle = tmp_path / "b.zip"
     assert run_cli("competition", "bundle", "checkthat2025-4b", "--phase", f"test:{GOLD_4B['test']}", "--out", bundle,
-                   "--no-self-test").returncode == 0
+                   "--no-self-test", "--submission-rules", "warn").returncode == 0  # lucthiery's file breaks them
     done = run_cli("competition", "run", bundle, upload_of(run, tmp_path), "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     printed = json.loads(run_cli("score", run, GOLD_4B["test"], "--task", "checkthat2025-4b", "-o", "json").stdout)

@@ -64,7 +64,8 @@ def test_scoring_program_runs_in_a_fresh_environment(fresh_python, tmp_path):
         assert page in done.output["detailed_results.html"].decode()
     bad = run_submission(str(bundle), str(write_zip(tmp_path / "bad.zip", {"predictions.tsv": b"post_id\tpreds\n1\t[\n"})), "test",
                          python=str(python))
-    assert bad.failure and bad.stderr.count("\n") == 1 and bad.stderr.startswith("invalid submission: predictions.tsv:2:")
+    assert bad.failure and bad.stderr.count("\n") == 1 and bad.stderr.startswith(
+        "invalid submission: breaks the checkthat2025-4b submission rules: predictions.tsv:2:")  # the rules, in the image too
 
 
 @pytest.mark.slow

@@ -3,16 +3,30 @@
  * reader. */
 #ifndef EVALKIT_LEXER_H
 #define EVALKIT_LEXER_H
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
+/* The fast conversions below are one correctly rounded operation on exact operands (Clinger's fast path), so
+ * exactly float()'s value, where doubles are computed in double precision. Where they are not (FLT_EVAL_METHOD
+ * other than 0: x87 arithmetic, which would round twice), only exact integers are converted here and every other
+ * number goes to the exact conversion: the same value in every build. */
+#ifndef EXACT_DOUBLE_OPS
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define EXACT_DOUBLE_OPS 1
+#else
+#define EXACT_DOUBLE_OPS 0
+#endif
+#endif
+
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 enum { NUMBER_BAD = 0, NUMBER_DONE = 1, NUMBER_SLOW = 2 };
+#define HUGE_EXPONENT (INT64_C(1) << 50)
 
 /* The number in p..end: NUMBER_DONE with *out set, NUMBER_SLOW when valid but left to the exact conversion,
  * NUMBER_BAD when not a number as evalkit reads it. */
@@ -28,7 +42,7 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
             else break;
         }
         int64_t fraction = dot ? end - dot - 1 : 0;
-        if (q == end && digits > 0 && digits <= 19 && m <= (UINT64_C(1) << 53) && fraction <= 22) {
+        if (q == end && digits > 0 && digits <= 19 && m <= (UINT64_C(1) << 53) && fraction <= 22 && (EXACT_DOUBLE_OPS || !fraction)) {
             double value = m == 0 ? 0.0 : fraction ? (double)m / POW10[fraction] : (double)m;
             *out = *p == '-' ? -value : value;
             return NUMBER_DONE;
@@ -54,17 +68,22 @@ static int parse_number(const unsigned char *p, const unsigned char *end, double
         int exp_negative = 0;
         int64_t value = 0, digits = 0;
         if (++p < end && (*p == '+' || *p == '-')) exp_negative = *p++ == '-';
+        /* an exponent of more than 6 digits (leading zeros aside) counts as HUGE_EXPONENT, whose sum with the digits
+         * counted above stays far beyond +-22 (no input holds 2^50 digits): the exact conversion decides, never a
+         * capped exponent offset by those digits (0.<99,999 zeros>1e1000000 is 1e900000, not 1) */
         for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
-            if (value < 100000) value = value * 10 + (*p - '0');
+            if (__builtin_expect(value < 100000, 1)) value = value * 10 + (*p - '0');
+            else value = HUGE_EXPONENT;
         if (digits == 0) return NUMBER_BAD;
         exponent += exp_negative ? -value : value;
     }
     if (p != end) return NUMBER_BAD;
-    if (mantissa == 0 && !dropped) {
+    if (mantissa == 0 && !dropped) { /* zero digits: zero whatever the exponent */
         *out = negative ? -0.0 : 0.0;
         return NUMBER_DONE;
     }
-    if (dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22) return NUMBER_SLOW;
+    if (dropped || mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22 || (!EXACT_DOUBLE_OPS && exponent))
+        return NUMBER_SLOW;
     double value = exponent < 0 ? (double)mantissa / POW10[-exponent] : (double)mantissa * POW10[exponent];
     *out = negative ? -value : value;
     return NUMBER_DONE;

@@ -50,12 +50,15 @@ def competition():
 @click.option("--docker-image", default=None, help="Image the worker runs (default codalab/codalab-legacy:py312).")
 @click.option("--max-submission-size", default="256M", show_default=True, help="Largest submission file, read or decompressed.")
 @click.option("--contact-email", default=None, help="The organisers' address, shown on the competition page.")
+@click.option("--submission-rules", type=click.Choice(["enforce", "warn"]), default="enforce", show_default=True,
+              help="enforce: a submission that `evalkit validate` calls INVALID fails (one line naming the rule and its "
+                   "first line); warn: it is scored anyway, the rule's line printed as a note.")
 @click.option("--no-self-test", is_flag=True, help="Skip scoring a submission rebuilt from each phase's gold through the bundle.")
 @scoring_options(without=("task",))
 @FORCE_OPTION
 def bundle(task, phases, out_path, title, description, starts, ends, detailed, terms, max_submissions_per_day, max_submissions,
-           execution_time_limit, submission_rule, precision, docker_image, max_submission_size, contact_email, no_self_test, force,
-           scoring):
+           execution_time_limit, submission_rule, precision, docker_image, max_submission_size, contact_email, submission_rules,
+           no_self_test, force, scoring):
     """Write a Codabench v2 bundle for TASK (any task `evalkit tasks` lists).
 
     One phase (and one Codabench task) per --phase, each scored against its
@@ -68,7 +71,7 @@ def bundle(task, phases, out_path, title, description, starts, ends, detailed, t
 
     pairs = [_pairs([p], "--phase", ":").popitem() for p in phases]
     options = {"submission_rule": submission_rule, "precision": precision, "max_submission_size": parse_size(max_submission_size),
-               "contact_email": contact_email, "scoring": scoring}
+               "contact_email": contact_email, "scoring": scoring, "submission_rules": submission_rules}
     if docker_image:
         options["docker_image"] = docker_image
     result = make_bundle(task, pairs, out_path, title=title, description=description, starts=_pairs(starts, "--start"),
@@ -92,7 +95,10 @@ def check(bundle_path, show_rules):
     if show_rules:
         for rule_id, description in all_rules().items():
             click.echo(f"{rule_id:<22}{description}")
-    problems = lint_bundle(bundle_path)
+    notes: list[str] = []
+    problems = lint_bundle(bundle_path, notes)
+    for note in notes:
+        click.echo(f"{bundle_path}: {note}")
     for problem in problems:
         click.echo(problem.line(), err=problem.severity == "error")
     errors = sum(p.severity == "error" for p in problems)

@@ -15,7 +15,8 @@ Modules: :mod:`.codabench` (what Codabench does, written down once),
 :mod:`.settings` (an organiser's choices, the built-in tasks' presets),
 :mod:`.columns` (figures -> leaderboard columns), :mod:`.pages`,
 :mod:`.logo`, :mod:`.program` (the scoring program zip: evalkit vendored),
-:mod:`.scoring` (that program at work in the worker), :mod:`.results_page`,
+:mod:`.scoring` (that program at work in the worker), :mod:`.rules` (the task's
+submission rules, applied by it), :mod:`.results_page`,
 :mod:`.bundle` (the zip), :mod:`.lint` + :mod:`.lint_board` +
 :mod:`.lint_evalkit` (the checker's rules), :mod:`.archive` (bounded zips),
 :mod:`.worker` (the compute worker, locally).
@@ -61,7 +62,9 @@ def make_bundle(
     ``metrics`` become extra columns). The other ``options`` are
     :class:`~evalkit.competition.settings.BundleSettings` fields
     (``docker_image``, ``submission_rule``, ``precision``,
-    ``max_submission_size``, ``contact_email``). ``test`` runs each phase end to
+    ``max_submission_size``, ``contact_email``, ``submission_rules``:
+    ``"enforce"``, the default, fails what ``evalkit validate`` calls INVALID,
+    ``"warn"`` scores it with a note; :mod:`.rules`). ``test`` runs each phase end to
     end on a submission rebuilt from its gold before anything is written.
     """
     from dataclasses import fields
@@ -86,11 +89,12 @@ def make_bundle(
     return write_bundle(settings, out, force=force, test=test)
 
 
-def check_bundle(path: str) -> "list[Problem]":
-    """Every problem of the bundle at ``path``: Codabench's v2 rules and evalkit's (``Problem.line()`` reads each)."""
+def check_bundle(path: str, notes: list[str] | None = None) -> "list[Problem]":
+    """Every problem of the bundle at ``path``: Codabench's v2 rules and evalkit's (``Problem.line()`` reads each);
+    what the bundle does (its submission rules) appended to ``notes``."""
     from evalkit.competition.lint import lint_bundle
 
-    return lint_bundle(path)
+    return lint_bundle(path, notes)
 
 
 def run_submission(bundle: str, submission: str, phase: str | None = None, python: str | None = None) -> "WorkerRun":

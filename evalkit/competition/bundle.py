@@ -13,7 +13,8 @@ scoring a perfect run built from the first phase's gold: the official
 figure first). Before it is written the bundle is linted with the rules of
 ``evalkit competition check`` and, unless told not to, each phase's
 scoring is run end to end by the local worker on a submission rebuilt from
-that phase's gold, which must score as evalkit scores it in process.
+that phase's gold (filled up to the task's submission depth: it keeps the
+submission rules), which must score as evalkit scores it in process.
 Written atomically, never over a file without ``force``, with
 ``BUNDLE.zip.manifest.json`` beside it.
 """
@@ -59,16 +60,35 @@ def zip_bytes(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def gold_run(qrels, labels: bool):
-    """A perfect run from the gold: each query's judged documents, highest grade first (with their labels)."""
+FILLER = "evalkit-filler-"  # ids a self-test submission is filled up with (judged by no gold; numbers where the gold's are)
+
+
+def gold_run(qrels, labels: bool, fill: int = 0):
+    """A perfect run from the gold: each query's judged documents, highest grade first (with their labels); with
+    ``fill``, each query's list filled up to ``fill`` ids with ids the gold never judges, ranked after its own
+    (labelled Not Enough Information), so that it keeps a task's submission depth."""
     from evalkit.data import Run
+    from evalkit.labels import NEI
 
     order = np.lexsort((-qrels.grades, qrels.qidx))
-    return Run.from_rows(
-        [str(q) for q in qrels.query_ids[qrels.qidx[order]].tolist()], [str(d) for d in qrels.doc_ids[qrels.didx[order]].tolist()],
-        qrels.grades[order].astype(np.float64), labels=[str(x) for x in qrels.labels[order].tolist()] if labels and qrels.labels is not None else None,
-        name="gold",
-    )
+    qids = [str(q) for q in qrels.query_ids[qrels.qidx[order]].tolist()]
+    docs = [str(d) for d in qrels.doc_ids[qrels.didx[order]].tolist()]
+    scores = qrels.grades[order].astype(np.float64).tolist()
+    rows = [str(x) for x in qrels.labels[order].tolist()] if labels and qrels.labels is not None else None
+    if fill:
+        judged = set(docs)
+        numeric = bool(judged) and all(d.isascii() and d.isdigit() for d in judged)  # ids read as numbers stay numbers
+        start = max(map(int, judged)) + 1 if numeric else 0
+        fillers = [name for name in (str(start + k) if numeric else f"{FILLER}{k}" for k in range(fill + len(judged)))
+                   if name not in judged][:fill]
+        lowest = min(scores, default=0.0)
+        counts = np.bincount(qrels.qidx, minlength=len(qrels.query_ids))
+        for q, query in enumerate(qrels.query_ids.tolist()):
+            for k in range(fill - int(counts[q])):
+                qids.append(str(query)), docs.append(fillers[k]), scores.append(lowest - 1.0 - k)
+                if rows is not None:
+                    rows.append(NEI)
+    return Run.from_rows(qids, docs, np.asarray(scores, dtype=np.float64), labels=rows, name="gold")
 
 
 def submission_text(task, run) -> tuple[str, str]:
@@ -163,7 +183,8 @@ def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: 
         files[name] = zip_bytes({gold_name: gold_bytes, REFERENCE_CONFIG: (strict(config, REFERENCE_CONFIG, indent=2) + "\n").encode()})
         references.append(name)
     n_queries = {p.name: len(qrels_by_phase[p.name].query_ids) for p in settings.phases}
-    program = program_files(task, columns, settings.scoring_options(), settings.title, settings.max_submission_size)
+    program = program_files(task, columns, settings.scoring_options(), settings.title, settings.max_submission_size,
+                            settings.submission_rules)
     files["scoring_program.zip"] = zip_bytes(program)
     document = competition_yaml(settings, task, columns, references, n_queries)
     header = f"# Codabench v2 competition bundle written by evalkit {__version__} (evalkit competition bundle {task.name})\n"
@@ -213,7 +234,7 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
     with tempfile.TemporaryDirectory(prefix="evalkit-bundle-test-") as folder:
         for phase in settings.phases:
             qrels = qrels_by_phase[phase.name]
-            member, text = submission_text(task, gold_run(qrels, task.labels_required))
+            member, text = submission_text(task, gold_run(qrels, task.labels_required, task.submission_depth or 0))
             plain = Path(folder) / member
             plain.write_text(text, encoding="utf-8")
             upload = Path(folder) / f"{_slug(phase.name)}.zip"

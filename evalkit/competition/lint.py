@@ -27,8 +27,9 @@ def all_rules() -> dict[str, str]:
     return dict(RULES)
 
 
-def lint_archive(archive: Archive) -> list[Problem]:
-    """Every problem of the bundle in ``archive`` (its competition.yaml already at the root)."""
+def lint_archive(archive: Archive, notes: list[str] | None = None) -> list[Problem]:
+    """Every problem of the bundle in ``archive`` (its competition.yaml already at the root); what the bundle does
+    (its submission rules...) appended to ``notes``."""
     import yaml
 
     try:
@@ -45,6 +46,8 @@ def lint_archive(archive: Archive) -> list[Problem]:
     bundle = Bundle(archive, parsed)
     for function in _CHECKS:
         function(bundle)
+    if notes is not None:
+        notes.extend(bundle.notes)
     return bundle.problems
 
 
@@ -53,8 +56,9 @@ R_YAML_AT_ROOT = rule("yaml-at-root", "competition.yaml is at the root of the zi
 R_YAML = rule("yaml", "competition.yaml is UTF-8 YAML holding a mapping (read with safe_load)")
 
 
-def lint_bundle(path: str) -> list[Problem]:
-    """Every problem of the bundle zip at ``path`` (an unreadable input file raises, as everywhere in evalkit)."""
+def lint_bundle(path: str, notes: list[str] | None = None) -> list[Problem]:
+    """Every problem of the bundle zip at ``path`` (an unreadable input file raises, as everywhere in evalkit); what the
+    bundle does appended to ``notes`` (:func:`lint_archive`)."""
     from evalkit.errors import InputError
     from evalkit.textio import check_regular
 
@@ -68,6 +72,6 @@ def lint_bundle(path: str) -> list[Problem]:
             nested = sorted(n for n in archive.files if n.rsplit("/", 1)[-1] == codabench.YAML_NAME)
             hint = f" (found {nested[0]}: zip the folder's contents, not the folder)" if nested else ""
             return [Problem(R_YAML_AT_ROOT, codabench.YAML_NAME, f"is missing from the root of the zip{hint}")]
-        return lint_archive(archive)
+        return lint_archive(archive, notes)
     finally:
         archive.close()

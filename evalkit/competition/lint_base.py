@@ -43,6 +43,11 @@ class Bundle:
     archive: Archive
     yaml: dict
     problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the bundle does, for the organiser (not problems)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def add(self, rule_id: str, where: str, message: str, severity: str = "error") -> None:
         assert rule_id in RULES, rule_id

@@ -20,6 +20,7 @@ R_SHELL = rule("command-shell", "the command uses no shell syntax (the worker sp
 R_TIME = rule("time-limit", "execution_time_limit is at most 600 s (Codabench's default queue caps it there)")
 R_KEYS = rule("scores-keys", "an evalkit scoring program writes exactly the keys of the leaderboard's columns "
                              "(a key matching no column is dropped silently; a column without a key shows n/a)")
+R_RULES = rule("submission-rules", "an evalkit scoring program's submission_rules is enforce or warn (evalkit.competition.rules)")
 R_REFERENCE = rule("reference-data", "an evalkit scoring program's task has reference_data holding evalkit-reference.json and the gold it names")
 NESTED_LIMIT = 256 << 20  # a program or data zip inside the bundle, read to look inside it
 SHELL_WORDS = ("&&", "||", "|", ";", ">", ">>", "<", "2>", "2>&1", "&")
@@ -132,6 +133,7 @@ def evalkit_program(bundle: Bundle, where: str, task: dict, tree: Tree, expected
     except (ValueError, KeyError, TypeError, EvalkitError) as exc:
         bundle.add(R_KEYS, f"{where}.scoring_program", f"{PROGRAM_CONFIG} cannot be read ({exc})")
         return
+    submission_rules(bundle, where, config)
     if expected is not None:
         columns, computed = expected
         for key in written:
@@ -153,6 +155,36 @@ def evalkit_program(bundle: Bundle, where: str, task: dict, tree: Tree, expected
         return
     if gold not in reference.names:
         bundle.add(R_REFERENCE, f"{where}.reference_data", f"names the gold {gold!r}, which it does not hold")
+
+
+def submission_rules(bundle: Bundle, where: str, config: dict) -> None:
+    """The submission rules the program applies, as a note; a value it would refuse, as a problem."""
+    from evalkit.competition.rules import MODE_TEXT
+
+    if "submission_rules" not in config:
+        bundle.note("submission rules: not recorded (a bundle built before evalkit applied them: its scoring program "
+                    "scores what `evalkit validate` calls INVALID; rebuild it to enforce the task's rules)")
+        return
+    mode = config["submission_rules"]
+    if mode not in MODE_TEXT:
+        bundle.add(R_RULES, f"{where}.scoring_program", f"{PROGRAM_CONFIG} has submission_rules {mode!r}; the scoring program "
+                                                        f"takes {' or '.join(map(repr, MODE_TEXT))} (every submission would fail)")
+        return
+    if _declares_no_format(config.get("task")):
+        bundle.note(f"submission rules: none to apply (task {config['task']} declares no submission format: every run "
+                    "evalkit reads is scored)")
+        return
+    bundle.note(f"submission rules: {mode}: {MODE_TEXT[mode]}")
+
+
+def _declares_no_format(name) -> bool:
+    """Whether ``name`` is a task of this evalkit that has no official submission format (a plugin task: unknown here)."""
+    from evalkit.tasks import get_task
+
+    try:
+        return isinstance(name, str) and get_task(name).submission_format is None
+    except EvalkitError:
+        return False
 
 
 @check

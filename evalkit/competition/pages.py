@@ -54,6 +54,7 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str, r
         lines.append(f"| {column.title} | `{column.key}` | {order} | {text} |")
     lines += ["", f"The first column ranks the leaderboard; values are shown to {columns[0].precision} decimals and stored exactly.", "",
               "## How a submission is scored", "",
+              *_rules_line(settings, task),
               f"- **Ranking rule:** {RANKING_RULE}.",
               f"- **Missing queries:** {MISSING_POLICIES[missing]} (`--missing {missing}`).",
               "- **Wrong split:** " + (f"a submission missing more than {PARTIAL_THRESHOLD:.0%} of the phase's queries is refused "
@@ -75,6 +76,18 @@ def evaluation(settings, task, columns: Sequence[Column], official_label: str, r
     return "\n".join(lines)
 
 
+def _rules_line(settings, task) -> list[str]:
+    """The Evaluation page's line on the task's submission rules (:mod:`evalkit.competition.rules`), if it has any."""
+    if task.submission_format is None:
+        return []
+    if settings.submission_rules == "warn":
+        return ["- **Submission rules:** relaxed by the organisers: a file that `evalkit validate` calls INVALID is scored "
+                "as it is, with a note in its log."]
+    return ["- **Submission rules:** enforced: a file that `evalkit validate` calls INVALID (another depth, a query of the "
+            "phase missing or listed twice, a query of no phase...) fails before it is scored, with one line naming the "
+            "rule and its first offending line; the points below concern the files that keep the rules."]
+
+
 def submission_format(settings, task) -> str:
     fmt = task.submission_format
     depth = task.submission_depth
@@ -85,6 +98,13 @@ def submission_format(settings, task) -> str:
             lines += [f"- {depth} documents per query, best first: the official file's depth, which `evalkit validate` checks.",]
         if task.labels_required:
             lines += ["- Every row carries a label (`Supports`, `Refutes` or `Not Enough Information`)."]
+        if settings.submission_rules == "warn":
+            lines += ["- The organisers relaxed the format rules: a file that `evalkit validate` calls INVALID is scored "
+                      "anyway, with a note in its log."]
+        else:
+            lines += ["- **The format rules are enforced:** a file that `evalkit validate` calls INVALID (another depth, a "
+                      "query missing or listed twice, a wrong header...) fails with one line naming the rule and its first "
+                      "offending line; it never reaches the leaderboard."]
         lines += [f"- Name the file `{fmt.member}`; a zip holding one folder with the file inside is found too.",
                   f"- Other files are ignored when one file is named `{fmt.member}`; otherwise a zip holding several files "
                   "fails with a message naming them.", "",

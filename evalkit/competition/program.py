@@ -14,7 +14,7 @@ Layout::
 
     metadata.yaml          command: python3 $program/score.py $input $output
     score.py               the launcher (no bytecode written; evalkit from this folder)
-    evalkit-scoring.json   task, leaderboard columns (figure label -> key), scoring options
+    evalkit-scoring.json   task, leaderboard columns (figure label -> key), scoring options, submission rules
     requirements.txt       what the scoring path imports (numpy)
     evalkit/...            evalkit's pure-Python package and the HTML page's assets
 """
@@ -83,8 +83,9 @@ def plugin_files(task) -> tuple[dict[str, bytes], dict[str, str] | None]:
     return files, {"module": cls.__module__, "class": cls.__qualname__}
 
 
-def program_files(task, columns: list[Column], options: dict[str, Any], title: str, max_input_size: int | None) -> dict[str, bytes]:
-    """Every file of the scoring program, by name."""
+def program_files(task, columns: list[Column], options: dict[str, Any], title: str, max_input_size: int | None,
+                  submission_rules: str) -> dict[str, bytes]:
+    """Every file of the scoring program, by name (``submission_rules``: :mod:`evalkit.competition.rules`' mode)."""
     plugin, loader = plugin_files(task)
     config = {
         "schema": "evalkit-scoring/1",
@@ -95,6 +96,7 @@ def program_files(task, columns: list[Column], options: dict[str, Any], title: s
         "columns": [{"label": c.label, "key": c.key, "precision": c.precision} for c in columns],
         "options": options,
         "max_input_size": max_input_size,
+        "submission_rules": submission_rules,
     }
     metadata = (f"# evalkit {__version__}: scores input/res against input/ref (see evalkit-scoring.json)\n"
                 f"command: {COMMAND}\n"

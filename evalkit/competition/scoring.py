@@ -11,6 +11,9 @@ leaderboard's column keys, every value finite) and
 ``output/detailed_results.html``. It writes nothing else anywhere (no
 ``output/metadata``: the worker's own) and reads no bytecode cache.
 
+A submission that breaks the task's submission rules (what ``evalkit
+validate`` calls INVALID: :mod:`evalkit.competition.rules`) fails before it
+is scored, unless the bundle relaxed them (``--submission-rules warn``).
 An invalid submission ends with ONE line on stderr (what the participant
 sees in Codabench's log), exit code 2, no traceback and no scores: an
 undefined figure (ClimateCheck Subtask II without labels) is such a failure,
@@ -162,6 +165,7 @@ def score_run(task, qrels, run, scoring) -> tuple:
 def score_submission(program: Path, input_dir: Path, output_dir: Path) -> ScoredSubmission:
     """Score ``input_dir/res`` against ``input_dir/ref`` and write scores.json and detailed_results.html."""
     from evalkit.competition.results_page import full_page, summary_page
+    from evalkit.competition.rules import ENFORCE, apply_rules, check_mode
     from evalkit.inputs import as_qrels, as_run
     from evalkit.options import ScoringOptions
     from evalkit.outputs import atomic_write
@@ -174,6 +178,7 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
             os.environ[MAX_INPUT_ENV] = str(int(config["max_input_size"]))
         task = load_task(config, program)
         scoring = ScoringOptions.of(task=task.name, **config.get("options", {}))
+        rules = check_mode(config.get("submission_rules", ENFORCE))
         qrels = as_qrels(str(input_dir / "ref" / ref["gold"]), format=scoring.gold_format)
     except EvalkitError as exc:
         raise SetupError(exc.one_line()) from None
@@ -183,6 +188,9 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     fmt = task.submission_format
     relative = find_submission(res, fmt.member if fmt is not None else None)
     os.chdir(res)  # every message names the file as the participant zipped it
+    failure, rule_notes = apply_rules(task, relative, input_dir / "ref" / ref["gold"], rules)
+    if failure is not None:
+        raise SubmissionError(failure)
     run = as_run(str(relative), format=scoring.run_format, column=scoring.column)
     try:
         scored, manifest = score_run(task, qrels, run, scoring)
@@ -192,7 +200,7 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
         raise SubmissionError(f"{relative}: answers only {answered} of the {evaluation.n_gold} queries of this phase "
                               f"({len(evaluation.run_only)} of its queries are not in this phase): a file for another phase?") from None
     scores = check_figures(scored.score.values, config["columns"], scored.score.undefined)
-    manifest["competition"] = {"title": config.get("title"), "phase": ref.get("phase"),
+    manifest["competition"] = {"title": config.get("title"), "phase": ref.get("phase"), "submission_rules": rules,
                                "columns": {c["key"]: c["label"] for c in config["columns"]}}
     title = f"{config.get('title') or task.name}: {ref.get('phase', '')} phase"
     if ref.get("detailed_results", "summary") == "full":
@@ -202,7 +210,7 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     atomic_write(output_dir / "detailed_results.html", page, force=True)
     atomic_write(output_dir / MANIFEST, strict(manifest, str(output_dir / MANIFEST), indent=2) + "\n", force=True)
     atomic_write(output_dir / "scores.json", strict(scores, str(output_dir / "scores.json"), indent=2) + "\n", force=True)
-    return ScoredSubmission(scores, str(relative), [*scored.score.evaluation.warnings, *scored.score.notes])
+    return ScoredSubmission(scores, str(relative), [*rule_notes, *scored.score.evaluation.warnings, *scored.score.notes])
 
 
 def main(program: str | os.PathLike, argv: list[str] | None = None) -> int:

@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 
 from evalkit.competition import codabench
 from evalkit.competition.results_page import DETAIL_MODES
+from evalkit.competition.rules import ENFORCE, check_mode
 from evalkit.errors import UsageError, listed, unquoted
 from evalkit.options import ScoringOptions
 
@@ -91,6 +92,7 @@ class BundleSettings:
     scoring: ScoringOptions = field(default_factory=ScoringOptions)  # how every submission is scored (task: the bundle's)
     max_submission_size: int = DEFAULT_MAX_SUBMISSION
     contact_email: str | None = None
+    submission_rules: str = ENFORCE  # what `evalkit validate` calls INVALID fails a submission (evalkit.competition.rules)
 
     def scoring_options(self) -> dict:
         """The scoring options as the scoring program's configuration stores them (JSON; the task apart)."""
@@ -187,6 +189,7 @@ def bundle_settings(task_name: str, phases: tuple[PhaseSettings, ...], *, title:
         raise UsageError(f"--contact-email {settings.contact_email!r}: not an e-mail address")
     if settings.submission_rule not in codabench.SUBMISSION_RULES:
         raise UsageError(f"--submission-rule {settings.submission_rule}: choose one of {', '.join(codabench.SUBMISSION_RULES)}")
+    check_mode(settings.submission_rules)
     if not 0 <= settings.precision <= 10:
         raise UsageError(f"--precision {settings.precision}: give 0 to 10 decimals (Codabench stores 10)")
     for phase in phases:
