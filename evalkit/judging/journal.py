@@ -27,7 +27,7 @@ MAX_JOURNAL_BYTES = 1 << 30
 
 def judgment_key(what: Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of ``what`` (the model, prompt, settings and pair deciding one judgment)."""
-    text = json.dumps(dict(what), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(dict(what), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -78,7 +78,7 @@ class Journal:
     def append(self, record: Mapping[str, Any]) -> None:
         """Write ``record`` as one line and fsync it; a key already journaled is not written again."""
         key = str(record["key"])
-        line = (json.dumps(dict(record), ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+        line = (json.dumps(dict(record), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
         with self._lock:
             if key in self.records:
                 return
