@@ -7,22 +7,29 @@ HERE = Path(__file__).parent
 version: dict = {}
 exec((HERE / "evalkit" / "_version.py").read_text(), version)
 
+# the light install (`pip install evalkit-ir`): what score, compare, report --html, leaderboard, validate, submit, pool,
+# reuse and competition need. pandas: the Python API's DataFrames (per_query, to_pandas) and the BEIR qrels frame it
+# takes; scipy: the significance tests' distributions (Wilcoxon, t, chi-squared, F, the bootstrap's BCa)
 CORE = [
     "numpy>=1.24",
     "pandas>=2.0",
     "scipy>=1.10",
     "click>=8.1",
-    "ranx>=0.3.19",
-    # pyarrow: multi-threaded CSV parsing, ~5x faster than pandas on 5M-line TREC runs
-    "pyarrow>=14",
-    "matplotlib>=3.7",
     "tqdm>=4.60",
     # regex: the re syntax with a time limit per search, so a stranger's --group-by pattern cannot hang evalkit pool/reuse
     "regex>=2022.1",
     # evalkit competition: Codabench's competition.yaml and metadata.yaml are YAML (read with safe_load only)
     "pyyaml>=6.0",
 ]
-SYSTEMS = [
+# out of the light install, each named by the one-line error of the feature that needs it (evalkit.errors.require):
+# ranx (and numba, llvmlite: 230 MB) for the fusion methods evalkit does not compute itself and --optimize-on; the
+# reference the tests cross-check against
+RANX = ["ranx>=0.3.19"]
+# pyarrow (170 MB): Parquet collections, and the reader of large TREC runs where the compiled one was not built
+ARROW = ["pyarrow>=14"]
+# matplotlib: the PNG figures of `evalkit report --out`, `evalkit reuse --out` and the pipelines' reports
+PLOTS = ["matplotlib>=3.7"]
+SYSTEMS = PLOTS + [
     "torch==2.13.0",  # pinned: an unpinned torch pulls gigabytes of CUDA wheels
     "transformers>=4.40",
     "sentence-transformers>=3.0",
@@ -43,7 +50,7 @@ RAY = ["ray[data]>=2.9"]
 # needs transformers<4.58); ~40 MB of wheels, installs in seconds, its tests take seconds: in the test extra
 ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
-TEST = SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "selenium>=4.15"]
+TEST = RANX + ARROW + SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8", "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -59,7 +66,7 @@ setup(
     packages=packages + system_packages,
     package_dir={"evalkit.systems": "systems"},
     package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
-    include_package_data=True,
+    include_package_data=False,  # the data files are the ones package_data names (the C sources go to the sdist only)
     # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
     # on and evalkit uses its pure-Python twins
@@ -76,6 +83,11 @@ setup(
         "spacy": ["spacy>=3.5"],
         # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
+        "ranx": RANX,
+        "arrow": ARROW,
+        "plots": PLOTS,
+        # everything a user runs (the light install, ranx, pyarrow, figures, the systems), without the test tools
+        "full": RANX + ARROW + SYSTEMS,
         "peers": PEERS,
         "ray": RAY,
         "onnx": ONNX,

@@ -63,6 +63,10 @@ def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, te
     if not out_path and not pages:
         raise UsageError("nothing to write: give --out NAME.md, --html NAME.html and/or --json NAME.json")
     target = Path(out_path) if out_path else None
+    if target is not None:
+        from evalkit.report.figures import require_plots
+
+        require_plots("the figures of `evalkit report` (--out)")
     check_outputs([target, *(report_figures(target) if target else []), *pages], force, inputs=[gold, *runs, queries_path, corpus_path])
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)

@@ -36,6 +36,9 @@ def reuse(gold, runs, depth, group_by, group_on, metric, scoring, output, out_pa
 
     kind = output_of(out_path, output)
     if out_path:
+        from evalkit.report.figures import require_plots
+
+        require_plots("the figure of `evalkit reuse --out`")
         check_outputs([out_path, figure_path(out_path), sidecar_of(out_path) if kind == "table" else None], force, inputs=[gold, *runs])
     result = reuse_test(gold, *runs, depth=depth, group_by=group_by, group_on=group_on, metric=metric, scoring=scoring, progress=True)
     print_notes(result.notes)

@@ -33,6 +33,9 @@ def _pickle_records(path: str, trust_pickle: bool, mapping: Mapping[str, str]) -
 
 
 def _parquet_records(path: str, mapping: Mapping[str, str]) -> Iterator[Record]:
+    from evalkit.errors import require
+
+    require("pyarrow", f"{path}: reading Parquet")
     try:
         import pyarrow.parquet as pq
 
