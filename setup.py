@@ -63,9 +63,11 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10",
-    packages=packages + system_packages,
-    package_dir={"evalkit.systems": "systems"},
-    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
+    # evalkit.examples: gold/examples (the README's first command's files) shipped as data
+    packages=packages + system_packages + ["evalkit.examples"],
+    package_dir={"evalkit.systems": "systems", "evalkit.examples": "gold/examples"},
+    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*", "templates/*.yml"], "evalkit.systems": ["configs/*.toml", "examples/*"],
+                  "evalkit.examples": ["*.tsv", "README.md"]},
     include_package_data=False,  # the data files are the ones package_data names (the C sources go to the sdist only)
     # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
