@@ -8,11 +8,10 @@ version: dict = {}
 exec((HERE / "evalkit" / "_version.py").read_text(), version)
 
 # the light install (`pip install evalkit-ir`): what score, compare, report --html, leaderboard, validate, submit, pool,
-# reuse and competition need. pandas: the Python API's DataFrames (per_query, to_pandas) and the BEIR qrels frame it
-# takes; scipy: the significance tests' distributions (Wilcoxon, t, chi-squared, F, the bootstrap's BCa)
+# reuse and competition need (site-packages with every dependency: about 250 MB, .ci/light_install.py). scipy: the
+# significance tests' distributions (Wilcoxon, t, chi-squared, F, the bootstrap's BCa)
 CORE = [
     "numpy>=1.24",
-    "pandas>=2.0",
     "scipy>=1.10",
     "click>=8.1",
     "tqdm>=4.60",
@@ -27,6 +26,9 @@ CORE = [
 RANX = ["ranx>=0.3.19"]
 # pyarrow (170 MB): Parquet collections, and the reader of large TREC runs where the compiled one was not built
 ARROW = ["pyarrow>=14"]
+# pandas (90 MB with tzdata and dateutil): the Python API's DataFrames (per_query, to_pandas, *_frame) and pickled
+# corpora; no command needs it (a DataFrame given to the API comes with the user's own pandas)
+PANDAS = ["pandas>=2.0"]
 # matplotlib: the PNG figures of `evalkit report --out`, `evalkit reuse --out` and the pipelines' reports
 PLOTS = ["matplotlib>=3.7"]
 SYSTEMS = PLOTS + [
@@ -50,7 +52,7 @@ RAY = ["ray[data]>=2.9"]
 # needs transformers<4.58); ~40 MB of wheels, installs in seconds, its tests take seconds: in the test extra
 ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
-TEST = RANX + ARROW + SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8", "selenium>=4.15"]
+TEST = RANX + ARROW + PANDAS + SYSTEMS + PEERS + RAY + ONNX + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8", "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -88,8 +90,9 @@ setup(
         "ranx": RANX,
         "arrow": ARROW,
         "plots": PLOTS,
+        "pandas": PANDAS,
         # everything a user runs (the light install, ranx, pyarrow, figures, the systems), without the test tools
-        "full": RANX + ARROW + SYSTEMS,
+        "full": RANX + ARROW + PANDAS + SYSTEMS,
         "peers": PEERS,
         "ray": RAY,
         "onnx": ONNX,

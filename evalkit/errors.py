@@ -79,7 +79,7 @@ EXTRA_OF_MODULE = {
     "torch": "systems", "transformers": "systems", "sentence_transformers": "systems", "rank_bm25": "systems", "Stemmer": "systems",
     "tokenizers": "systems", "sentencepiece": "systems", "ray": "ray", "onnxruntime": "onnx", "optimum": "onnx", "faiss": "faiss",
     "spacy": "spacy", "llama_cpp": "llm", "gguf": "llm", "accelerate": "llm", "ranx": "ranx", "numba": "ranx", "pyarrow": "arrow",
-    "matplotlib": "plots",
+    "matplotlib": "plots", "pandas": "pandas",
 }
 
 
