@@ -19,6 +19,8 @@ CORE = [
     "regex>=2022.1",
     # evalkit competition: Codabench's competition.yaml and metadata.yaml are YAML (read with safe_load only)
     "pyyaml>=6.0",
+    # evalkit competition check / run read a phase's date text as Codabench's unpacker does (dateutil.parser.parse)
+    "python-dateutil>=2.8",
 ]
 # out of the light install, each named by the one-line error of the feature that needs it (evalkit.errors.require):
 # ranx (and numba, llvmlite: 230 MB) for the fusion methods evalkit does not compute itself and --optimize-on; the
