@@ -109,7 +109,7 @@ def run_checks(bin_folder: Path, work: Path) -> list[tuple[str, bool, str]]:
         passed = done.returncode == expected and "Traceback" not in done.stderr
         if expected == 2:  # a feature of an extra: one line naming it
             passed = passed and len(done.stderr.strip().splitlines()) == 1 and "pip install 'evalkit-ir[" in done.stderr
-        results.append((f"evalkit {' '.join(args)}", passed, detail))
+        results.append((f"{name}: evalkit {' '.join(args)}", passed, detail))
     frame = subprocess.run([str(bin_folder / "python"), "-c", "import evalkit; evalkit.score('gold/examples/tweets_run.tsv', "
                             "'gold/examples/tweets_gold.tsv').per_query"], cwd=work, env=env, capture_output=True, text=True)
     last = frame.stderr.strip().splitlines()[-1:] or [""]
