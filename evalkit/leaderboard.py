@@ -143,7 +143,7 @@ def collect_runs(paths: str | Path | Sequence[str | Path], patterns: Sequence[st
                 files.append(Path(path))
                 relative[str(path)] = str(path)
         else:
-            raise UsageError(f"{path}: no such file or folder")
+            raise UsageError(f"{path}: not a folder, nor a run file (no such path)")
     return files, skipped, relative
 
 
