@@ -54,7 +54,7 @@ def test_the_api_frames_name_the_pandas_extra(hide):
     scored = evalkit.score(RUN, GOLD)
     hide("pandas")
     with pytest.raises(MissingExtraError, match=r"ScoreResult.per_query \(a DataFrame\) needs pandas: pip install 'evalkit-ir\[pandas\]'"):
-        scored.per_query
+        _ = scored.per_query
 
 
 def test_parquet_names_the_arrow_extra(hide, tmp_path):
