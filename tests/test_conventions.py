@@ -55,7 +55,7 @@ def test_swapped_pair_says_which_position_wants_what(capsys):
     code, _, err = run("compare", RUN, GOLD, RUN, *FAST, capsys=capsys)
     assert code == 2 and "GOLD looks like a run" in err and "--gold GOLD" in err
     code, _, err = run("compare", RUN, GOLD, "--gold", GOLD, *FAST, capsys=capsys)
-    assert code == 2 and "RUN looks like a gold file" in err and "the runs go positional" in err
+    assert code == 2 and "RUN looks like a gold/qrels file (checkthat-gold); the runs go positional" in err
 
 
 @pytest.mark.parametrize("command", ["compare", "report", "reuse"])

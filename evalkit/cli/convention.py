@@ -23,13 +23,8 @@ GOLD_GOES = {
     "reuse": "in --gold GOLD (evalkit reuse RUN... --gold GOLD --depth K --group-by REGEX), or first without --gold",
     "leaderboard": "in --gold GOLD (evalkit leaderboard FOLDER --gold GOLD)",
 }
-RUNS_GO = {
-    "score": "first (evalkit score RUN GOLD)",
-    "compare": "positional, the gold in --gold",
-    "report": "positional, the gold in --gold",
-    "reuse": "positional, the gold in --gold",
-    "leaderboard": "in the FOLDER",
-}
+RUNS_GO = {"score": "first", "compare": "positional", "report": "positional", "reuse": "positional",
+           "leaderboard": "positional (files or folders)"}
 # a file's suffix -> the formats it may hold (the first is the one it names)
 SUFFIX_FORMATS = {".json": ("json",), ".md": ("markdown",), ".markdown": ("markdown",), ".tsv": ("tsv", "trec_eval")}
 
@@ -70,7 +65,7 @@ def swapped(command: str, gold: str, runs: Sequence[str]) -> Iterator[None]:
         if found.group(1) == "a run" and _names(exc.path, [gold]):
             raise UsageError(f"{exc.path}: GOLD looks like a run ({found.group(2)}); the gold goes {GOLD_GOES[command]}") from None
         if found.group(1) != "a run" and _names(exc.path, runs):
-            raise UsageError(f"{exc.path}: RUN looks like a gold file ({found.group(2)}); the runs go {RUNS_GO[command]}, "
+            raise UsageError(f"{exc.path}: RUN looks like a gold/qrels file ({found.group(2)}); the runs go {RUNS_GO[command]}, "
                              f"the gold {GOLD_GOES[command]}") from None
         raise
 
