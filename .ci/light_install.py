@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", default=None, help="a folder to work in and keep (default: a temporary one, removed)")
     args = parser.parse_args(argv)
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-light-"))
+    if folder.exists() and any(folder.iterdir()):
+        parser.error(f"--keep {folder}: name a new or empty folder (an earlier check's clone and venv would be reused)")
     folder.mkdir(parents=True, exist_ok=True)
     try:
         start = time.perf_counter()
