@@ -111,3 +111,9 @@ def test_unknown_command_suggests_the_closest():
     done = subprocess.run([sys.executable, "-m", "evalkit", "scor", "a", "b"], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.strip() == "evalkit: No such command 'scor'. Did you mean 'score'? (see evalkit --help)"
+
+
+def test_pool_takes_runs_positional_and_no_gold(other_run, tmp_path, capsys):
+    code, _, err = run("pool", RUN, other_run, "--depth", "3", "--out", tmp_path / "sheet.tsv", capsys=capsys)
+    assert code == 0, err
+    assert (tmp_path / "sheet.tsv").read_text().splitlines()[0].startswith("query_id")
