@@ -7,22 +7,33 @@ HERE = Path(__file__).parent
 version: dict = {}
 exec((HERE / "evalkit" / "_version.py").read_text(), version)
 
+# the light install (`pip install evalkit-ir`): what score, compare, report --html, leaderboard, validate, submit, pool,
+# reuse and competition need (site-packages with every dependency: about 250 MB, .ci/light_install.py). scipy: the
+# significance tests' distributions (Wilcoxon, t, chi-squared, F, the bootstrap's BCa)
 CORE = [
     "numpy>=1.24",
-    "pandas>=2.0",
     "scipy>=1.10",
     "click>=8.1",
-    "ranx>=0.3.19",
-    # pyarrow: multi-threaded CSV parsing, ~5x faster than pandas on 5M-line TREC runs
-    "pyarrow>=14",
-    "matplotlib>=3.7",
     "tqdm>=4.60",
     # regex: the re syntax with a time limit per search, so a stranger's --group-by pattern cannot hang evalkit pool/reuse
     "regex>=2022.1",
     # evalkit competition: Codabench's competition.yaml and metadata.yaml are YAML (read with safe_load only)
     "pyyaml>=6.0",
+    # evalkit competition check / run read a phase's date text as Codabench's unpacker does (dateutil.parser.parse)
+    "python-dateutil>=2.8",
 ]
-SYSTEMS = [
+# out of the light install, each named by the one-line error of the feature that needs it (evalkit.errors.require):
+# ranx (and numba, llvmlite: 230 MB) for the fusion methods evalkit does not compute itself and --optimize-on; the
+# reference the tests cross-check against
+RANX = ["ranx>=0.3.19"]
+# pyarrow (170 MB): Parquet collections, and the reader of large TREC runs where the compiled one was not built
+ARROW = ["pyarrow>=14"]
+# pandas (90 MB with tzdata and dateutil): the Python API's DataFrames (per_query, to_pandas, *_frame) and pickled
+# corpora; no command needs it (a DataFrame given to the API comes with the user's own pandas)
+PANDAS = ["pandas>=2.0"]
+# matplotlib: the PNG figures of `evalkit report --out`, `evalkit reuse --out` and the pipelines' reports
+PLOTS = ["matplotlib>=3.7"]
+SYSTEMS = PLOTS + [
     "torch==2.13.0",  # pinned: an unpinned torch pulls gigabytes of CUDA wheels
     "transformers>=4.40",
     "sentence-transformers>=3.0",
@@ -47,8 +58,9 @@ ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # selenium drives the system Chromium (apt chromium + chromium-driver) in the HTML page tests
 # the documentation site (mkdocs.yml): the tests build it (tests/docs/) and .ci/run builds it with --strict
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "mkdocs-click>=0.8"]
-TEST = SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + ["pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5",
-                                                     "selenium>=4.15"]
+TEST = RANX + ARROW + PANDAS + SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + [
+    "pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8",
+    "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
@@ -61,10 +73,12 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10",
-    packages=packages + system_packages,
-    package_dir={"evalkit.systems": "systems"},
-    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*", "judging/prompts/*.txt"], "evalkit.systems": ["configs/*.toml", "examples/*"]},
-    include_package_data=True,
+    # evalkit.examples: gold/examples (the README's first command's files) shipped as data
+    packages=packages + system_packages + ["evalkit.examples"],
+    package_dir={"evalkit.systems": "systems", "evalkit.examples": "gold/examples"},
+    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*", "templates/*.yml", "judging/prompts/*.txt"],
+                  "evalkit.systems": ["configs/*.toml", "examples/*"], "evalkit.examples": ["*.tsv", "README.md", "trec/*"]},
+    include_package_data=False,  # the data files are the ones package_data names (the C sources go to the sdist only)
     # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
     # on and evalkit uses its pure-Python twins
@@ -81,6 +95,12 @@ setup(
         "spacy": ["spacy>=3.5"],
         # optional: GGUF models through llama.cpp (rankgpt / llm-verifier backend=llamacpp); gguf lets transformers read .gguf
         "llm": ["gguf>=0.10", "accelerate>=0.26", "llama-cpp-python>=0.2"],
+        "ranx": RANX,
+        "arrow": ARROW,
+        "plots": PLOTS,
+        "pandas": PANDAS,
+        # everything a user runs (the light install, ranx, pyarrow, figures, the systems), without the test tools
+        "full": RANX + ARROW + PANDAS + SYSTEMS + DATASETS,
         "peers": PEERS,
         "docs": DOCS,
         # irds:<dataset id> wherever a gold, queries or a corpus is taken (evalkit.datasets)
@@ -121,6 +141,10 @@ setup(
     },
     classifiers=[
         "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
         "Topic :: Scientific/Engineering :: Information Analysis",
     ],
 )

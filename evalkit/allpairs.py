@@ -136,7 +136,9 @@ class AllPairs:
 
     def runs_frame(self):
         """One row per run (pandas): mean, rank interval, bootstrap rank interval, letters, tied with #1."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "AllPairs.runs_frame() (a DataFrame)")
 
         return pd.DataFrame([{"run": r.name, "mean": r.mean, "rank_low": r.rank_interval[0], "rank_high": r.rank_interval[1],
                               "bootstrap_low": r.bootstrap_interval[0], "bootstrap_high": r.bootstrap_interval[1],
@@ -144,7 +146,9 @@ class AllPairs:
 
     def pairs_frame(self):
         """One row per pair (pandas): difference, interval, raw and adjusted p-value, significance, ES_E."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "AllPairs.pairs_frame() (a DataFrame)")
 
         return pd.DataFrame([{"run_a": p.first, "run_b": p.second, "difference": p.difference, "low": p.low, "high": p.high,
                               "p_value": p.p_value, "p_adjusted": p.p_adjusted, "significant": p.significant, "es_e": p.es_e}

@@ -99,7 +99,9 @@ class ScoreResult(_ManifestOnFirstUse):
     @property
     def per_query(self) -> "pd.DataFrame":
         """Per-query values: a DataFrame indexed by query id, one column per metric (NaN: undefined)."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "ScoreResult.per_query (a DataFrame)")
 
         evaluation = self.task_score.evaluation
         frame = pd.DataFrame({label: values for label, values in evaluation.per_query.items()},
@@ -245,7 +247,9 @@ class CompareResult(_ManifestOnFirstUse):
 
     def to_pandas(self) -> "pd.DataFrame":
         """One row per compared run: means, difference with its CI, W/T/L, effect size, raw and adjusted p-values."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "CompareResult.to_pandas() (a DataFrame)")
 
         rows = []
         for pair in self.comparison.pairs:
@@ -263,7 +267,9 @@ class CompareResult(_ManifestOnFirstUse):
     @property
     def per_query(self) -> "pd.DataFrame":
         """The compared metric per query (rows) and run (columns)."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "CompareResult.per_query (a DataFrame)")
 
         return pd.DataFrame(self.values.matrix.T, index=pd.Index(self.values.query_ids, name="query_id"), columns=self.values.names)
 

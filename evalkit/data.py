@@ -214,7 +214,9 @@ class Run:
 
     def to_pandas(self):
         """The run in rank order as a DataFrame: ``query_id, doc_id, rank`` (1-based), ``score`` and ``label`` when present."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "Run.to_pandas() (a DataFrame)")
 
         ranked = self.ranked()
         data = {
@@ -325,7 +327,9 @@ class Qrels:
 
     def to_pandas(self):
         """The judgments as a DataFrame ``query_id, doc_id, relevance`` (and ``label`` when present)."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "Qrels.to_pandas() (a DataFrame)")
 
         data = {"query_id": self.query_ids[self.qidx].astype(str), "doc_id": self.doc_ids[self.didx].astype(str), "relevance": self.grades}
         if self.labels is not None:

@@ -94,8 +94,32 @@ class PartialRunError(EvalkitError):
 EXTRA_OF_MODULE = {
     "torch": "systems", "transformers": "systems", "sentence_transformers": "systems", "rank_bm25": "systems", "Stemmer": "systems",
     "tokenizers": "systems", "sentencepiece": "systems", "ray": "ray", "onnxruntime": "onnx", "optimum": "onnx", "faiss": "faiss",
-    "spacy": "spacy", "llama_cpp": "llm", "gguf": "llm", "accelerate": "llm",
+    "spacy": "spacy", "llama_cpp": "llm", "gguf": "llm", "accelerate": "llm", "ranx": "ranx", "numba": "ranx", "pyarrow": "arrow",
+    "matplotlib": "plots", "pandas": "pandas",
 }
+
+
+class MissingExtraError(UsageError):
+    """A feature whose optional library is not installed (a light install): one line naming the extra that brings it."""
+
+
+def require(module: str, feature: str, verb: str = "needs") -> Any:
+    """``module`` imported, or one line: ``{feature} {verb} {module}: pip install 'evalkit-ir[EXTRA]'``.
+
+    ``feature`` names what asked, e.g. "the figures of `evalkit report`" (with ``verb="need"``); the extra is
+    :data:`EXTRA_OF_MODULE`'s.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != module.split(".")[0]:
+            raise  # the library is there but one of its own imports is missing: its error, not ours
+        from evalkit._version import DISTRIBUTION
+
+        top = module.split(".")[0]
+        raise MissingExtraError(f"{feature} {verb} {top}: pip install '{DISTRIBUTION}[{EXTRA_OF_MODULE[top]}]'") from None
 
 
 def missing_module_message(exc: ModuleNotFoundError) -> str:

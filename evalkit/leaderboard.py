@@ -122,6 +122,31 @@ def collect_files(folder: str | Path, patterns: Sequence[str] = ("*",), recursiv
     return found, skipped
 
 
+def collect_runs(paths: str | Path | Sequence[str | Path], patterns: Sequence[str] = ("*",), recursive: bool = True,
+                 gold: str | None = None) -> tuple[list[Path], list[str], dict[str, str]]:
+    """The run files of ``paths`` (folders, walked as :func:`collect_files` does, and files, taken as given), the
+    files skipped, and each file's name on the board (relative to its folder; a file given: its path as given)."""
+    given = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files: list[Path] = []
+    skipped: list[str] = []
+    relative: dict[str, str] = {}
+    for path in given:
+        if Path(path).is_dir():
+            found, passed = collect_files(path, patterns, recursive, gold)
+            files += [p for p in found if str(p) not in relative]
+            relative.update({str(p): str(p.relative_to(path)) for p in found if str(p) not in relative})
+            skipped += passed
+        elif Path(path).is_file():
+            if gold is not None and Path(path).resolve() == Path(gold).resolve():
+                skipped.append(f"{path} (the gold file)")
+            elif str(path) not in relative:
+                files.append(Path(path))
+                relative[str(path)] = str(path)
+        else:
+            raise UsageError(f"{path}: not a folder, nor a run file (no such path)")
+    return files, skipped, relative
+
+
 def rank_entries(scored: Sequence[ScoredRun], files: dict[str, str]) -> list[Entry]:
     """Sort by official score (best first, NaN last, then name); equal scores share a rank."""
     order = by_official_score(scored)
@@ -182,7 +207,7 @@ def check_binary_outcome(binary: str) -> None:
 
 
 def build_leaderboard(
-    folder: str,
+    folder: str | Sequence[str],
     gold_path: str,
     *,
     scoring: ScoringOptions = ScoringOptions(),
@@ -194,7 +219,8 @@ def build_leaderboard(
     binary: str = "success@1",
     progress: bool = True,
 ) -> Leaderboard:
-    """Read, score and rank every run file in ``folder`` under ``scoring``; problems go to ``rejected``.
+    """Read, score and rank every run file in ``folder`` (a folder, or folders and files) under ``scoring``; problems
+    go to ``rejected``.
 
     Every file is read in whatever format it is in (``scoring.run_format`` is not used).
     ``pairs``: the all-pairs procedure and its options (``None``: adjacent
@@ -210,11 +236,10 @@ def build_leaderboard(
     qrels = read_qrels(gold_path, scoring.gold_format)  # a bad gold is fatal: nothing can be ranked
     task, task_note = resolve_task(scoring.task, qrels)  # from the gold or the user: never from a participant's file
     task.metrics(list(scoring.metrics) if scoring.metrics else None)  # the organiser's options fail once, never blamed on a file
-    files, skipped = collect_files(folder, patterns, recursive, gold_path)
+    files, skipped, relative = collect_runs(folder, patterns, recursive, gold_path)
     if not files:
-        raise UsageError(f"{folder}: no run files found (patterns: {' '.join(patterns)})")
-    root = Path(folder)
-    relative = {str(p): str(p.relative_to(root)) for p in files}
+        where = folder if isinstance(folder, (str, Path)) else " ".join(map(str, folder))
+        raise UsageError(f"{where}: no run files found (patterns: {' '.join(patterns)})")
     names = dict(zip(map(str, files), unique_names([relative[str(p)] for p in files])))
     rejected: list[Rejected] = []
     runs = []

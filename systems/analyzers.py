@@ -78,10 +78,9 @@ class Stem(Analyzer):
     name = "stem"
 
     def __init__(self, stop_words: frozenset[str] = LUCENE_STOP_WORDS) -> None:
-        try:
-            import Stemmer
-        except ImportError:
-            raise UsageError("analyzer 'stem' needs PyStemmer: pip install PyStemmer") from None
+        from evalkit.errors import require
+
+        Stemmer = require("Stemmer", "analyzer 'stem' (PyStemmer)")
         self._stem_word = Stemmer.Stemmer("english").stemWord
         self._stop = stop_words
         self._cache: dict[str, str] = {}

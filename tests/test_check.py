@@ -29,7 +29,7 @@ def test_ci_script_runs_the_check_after_the_tests():
     lines = (REPO / ".ci" / "run").read_text().splitlines()
     check = lines.index("evalkit check --baseline bench/baselines/checkthat2025-4b.json")
     assert check > next(i for i, line in enumerate(lines) if "pytest" in line)
-    assert (REPO / ".github" / "workflows" / "evalkit-scores.yml").read_text().count("evalkit check --baseline") >= 1
+    assert (REPO / "evalkit" / "templates" / "evalkit-scores.yml").read_text().count("evalkit check --baseline") >= 1
 
 
 @pytest.mark.realdata

@@ -13,7 +13,8 @@ from evalkit._version import DISTRIBUTION
 # `pip install evalkit`, `pip install 'evalkit[onnx]'`, "evalkit @ git+...", dependencies = ["evalkit"]: the wrong project
 WRONG = re.compile(r"""(pip install(?: --?[\w-]+(?:=\S+)?)*\s+['"]?evalkit(?![\w-])|["']evalkit(\[[^\]]*\])?["']|"evalkit @)""")
 INSTALLING_FILES = ["README.md", *(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")),
-                    *(p.relative_to(REPO).as_posix() for p in (REPO / ".github").rglob("*.yml"))]
+                    *(p.relative_to(REPO).as_posix() for p in (REPO / ".github").rglob("*.yml")),
+                    *(p.relative_to(REPO).as_posix() for p in (REPO / "evalkit" / "templates").glob("*.yml"))]
 
 
 def test_the_distribution_name_is_evalkit_ir():
@@ -36,7 +37,7 @@ def test_plugin_example_depends_on_evalkit_ir():
 
 def test_actions_template_caches_nothing_it_cannot_key():
     """setup-python's `cache: pip` fails without requirements*.txt or pyproject.toml (actions/setup-python#807)."""
-    template = (REPO / ".github" / "workflows" / "evalkit-scores.yml").read_text()
+    template = (REPO / "evalkit" / "templates" / "evalkit-scores.yml").read_text()
     steps = [line for line in template.splitlines() if not line.lstrip().startswith("#")]
     assert not any(re.match(r"\s*cache:\s*pip", line) for line in steps) or any("cache-dependency-path" in line for line in steps)
     assert "pip install evalkit-ir" in template

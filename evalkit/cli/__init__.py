@@ -85,8 +85,21 @@ def _read_ahead(argv: list[str]) -> None:
     except EvalkitError:
         return  # a bad EVALKIT_MAX_INPUT_SIZE: the command says so
     args = argv[argv.index(command) + 1:]
-    readahead.start([arg for arg in args if not arg.startswith("-")], limit, gold=GOLD_ARGUMENT.get(command),
-                    hash_large=_shows_manifest(command, args))
+    paths, gold = [arg for arg in args if not arg.startswith("-")], GOLD_ARGUMENT.get(command)
+    given = _gold_option(args)
+    if given is not None:  # runs positional, the gold in --gold (evalkit.cli.convention): the gold read first
+        paths, gold = [given, *(path for path in paths if path != given)], 0
+    readahead.start(paths, limit, gold=gold, hash_large=_shows_manifest(command, args))
+
+
+def _gold_option(args: list[str]) -> str | None:
+    """The value of ``--gold``/``-g`` in a command's arguments, if given."""
+    for position, arg in enumerate(args):
+        if arg in ("-g", "--gold") and position + 1 < len(args):
+            return args[position + 1]
+        if arg.startswith("--gold="):
+            return arg[len("--gold="):]
+    return None
 
 
 if _command(sys.argv[1:]) not in MODEL_COMMANDS:
@@ -168,6 +181,17 @@ class LazyGroup(click.Group):
         name_options_with(option_of)
         module, attribute, _ = entry
         return getattr(importlib.import_module(module), attribute)
+
+    def resolve_command(self, ctx, args):
+        """An unknown command: one line with the closest commands (``evalkit scor``: did you mean score?)."""
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

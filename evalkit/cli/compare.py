@@ -1,4 +1,4 @@
-"""``evalkit compare GOLD RUN1 RUN2 [RUN...]``: paired significance tests against a baseline."""
+"""``evalkit compare RUN1 RUN2 [RUN...] --gold GOLD`` (or ``GOLD RUN1 RUN2...``): paired significance tests against a baseline."""
 from __future__ import annotations
 
 import click
@@ -20,11 +20,14 @@ from evalkit.cli.common import (
     print_notes,
     scoring_options,
 )
+from evalkit.cli.convention import GOLD_OPTION, out_format, runs_and_gold, swapped
+
+OUTPUTS = ("table", "json", "markdown")
 
 
 @click.command()
-@click.argument("gold", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="RUN...")
+@GOLD_OPTION
 @click.option("--baseline", "-b", default=None, help="The run the others are compared with (file, name or position; default: the first).")
 @click.option("--metric", "--metrics", "-m", "metric", default=None,
               help="Per-query metric to compare (default: the task's official metric; --metrics works too).")
@@ -39,13 +42,14 @@ from evalkit.cli.common import (
 @SEED_OPTION
 @CORRECTION_OPTION
 @ALPHA_OPTION
-@click.option("--output", "-o", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result here instead of stdout.")
+@click.option("--output", "-o", type=click.Choice(OUTPUTS), default=None, help="Default: table, or what --out's suffix names (.json, .md).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the result here instead of stdout, in --output's format or its suffix's.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values and differences (TSV) here.")
 @FORCE_OPTION
-def compare(gold, runs, baseline, metric, binary, scoring, all_pairs, zero_method, permutations, bootstrap_resamples, ci_method,
+def compare(runs, gold_option, baseline, metric, binary, scoring, all_pairs, zero_method, permutations, bootstrap_resamples, ci_method,
             confidence, seed, correction, alpha, output, out_path, per_query, force):
-    """Compare RUNs against a baseline, query by query, on GOLD.
+    """Compare RUNs against a baseline, query by query, on GOLD (RUN... --gold GOLD, or GOLD RUN...).
 
     For each run: mean difference with a bootstrap CI, relative improvement,
     win/tie/loss, rank-biserial effect size, Wilcoxon signed-rank, paired
@@ -64,13 +68,16 @@ def compare(gold, runs, baseline, metric, binary, scoring, all_pairs, zero_metho
     from evalkit.report import compare_output
     from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
+    runs, gold = runs_and_gold("compare", runs, gold_option)
+    output = out_format(out_path, output, OUTPUTS)
     sidecar = sidecar_of(out_path) if out_path and output == "table" else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[gold, *runs])
-    compared = compare_runs(
-        gold, *runs, metric=metric, baseline=baseline, binary=binary, zero_method=zero_method, permutations=permutations,
-        bootstrap=bootstrap_resamples, ci_method=ci_method, confidence=confidence, seed=seed, correction=correction, alpha=alpha,
-        all_pairs=all_pairs, scoring=scoring, progress=True,
-    )
+    with swapped("compare", gold, runs):
+        compared = compare_runs(
+            gold, *runs, metric=metric, baseline=baseline, binary=binary, zero_method=zero_method, permutations=permutations,
+            bootstrap=bootstrap_resamples, ci_method=ci_method, confidence=confidence, seed=seed, correction=correction, alpha=alpha,
+            all_pairs=all_pairs, scoring=scoring, progress=True,
+        )
     print_notes(compared.notes)
     result, values, binary_values, base = compared.comparison, compared.values, compared.binary_values, compared.baseline
     policy, task_name = compared.policy, compared.task  # the manifest (the inputs' sha256): only where it is shown

@@ -84,6 +84,9 @@ def demo(out_dir, force):
     from evalkit.tasks.submissions import validate, write_submission
     from evalkit.outputs import atomic_write, check_outputs, sidecar_of, transaction
 
+    from evalkit.errors import require
+
+    require("Stemmer", "`evalkit demo` (BM25 with a stemming analyzer)")  # a light install: one line before any folder is made
     collection, tweets = example_files()
     if not collection.exists() or not tweets.exists():
         raise UsageError(f"{collection.parent}: the example files are missing from this installation")

@@ -1,4 +1,4 @@
-"""``evalkit leaderboard DIR --gold GOLD``: rank every run file in a folder, compare every pair, test adjacent ranks."""
+"""``evalkit leaderboard RUNS... --gold GOLD``: rank every run file (folders walked), compare every pair, test adjacent ranks."""
 from __future__ import annotations
 
 import click
@@ -17,12 +17,13 @@ from evalkit.cli.common import (
     all_pairs_option,
     scoring_options,
 )
+from evalkit.cli.convention import out_format
 from evalkit.cli.html_output import page_options
 from evalkit.cli.paper_output import overview_options
 
 
 @click.command()
-@click.argument("folder", type=click.Path(file_okay=False))
+@click.argument("folder", nargs=-1, required=True, type=click.Path(), metavar="FOLDER|RUN...")
 @click.option("--gold", "-g", required=True, type=click.Path(dir_okay=False), help="The gold file every run is scored against.")
 @scoring_options(without=("run_format",))
 @click.option("--glob", "patterns", multiple=True, default=("*",), show_default=True, help="File-name pattern(s) to rank, e.g. '*_test*'.")
@@ -49,7 +50,7 @@ from evalkit.cli.paper_output import overview_options
 def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name, zero_method, correction, alpha, permutations,
                 bootstrap_resamples, seed, binary, output, out_path, force, baseline, previous_path, html_path, json_path, queries_path,
                 corpus_path, trust_pickle, top_docs, exports):
-    """Rank every run or submission file in FOLDER (zips included) against GOLD.
+    """Rank every run or submission file in FOLDER (zips included), or the RUN files given, against GOLD.
 
     Official score first, then the task's other metrics. Every pair of runs
     is compared on the per-query official metric (--all-pairs: randomised
@@ -69,18 +70,17 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     from evalkit.allpairs import AllPairsOptions
     from evalkit.cli.html_output import page_targets, read_texts
     from evalkit.comparison import CompareOptions
-    from evalkit.leaderboard import build_leaderboard, collect_files
+    from evalkit.leaderboard import build_leaderboard, collect_runs
     from evalkit.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
     from evalkit.report.leaderboard_judged import judged_columns
     from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
-    if output is None:
-        lowered = (out_path or "").lower()
-        output = "markdown" if lowered.endswith(".md") else "json" if lowered.endswith(".json") else "table"
+    output = out_format(out_path, output, ("table", "markdown", "json"))
+    folder = folder[0] if len(folder) == 1 else list(folder)  # one folder: the board as before
     pages = page_targets(html_path, json_path)
     if out_path or pages or exports:
-        ranked, _ = collect_files(folder, patterns, recursive, gold)  # the files ranked are inputs too
+        ranked, _, _ = collect_runs(folder, patterns, recursive, gold)  # the files ranked are inputs too
         check_outputs([out_path, sidecar_of(out_path) if out_path and output == "table" else None, *pages, *exports.targets()], force,
                       inputs=[gold, queries_path, corpus_path, previous_path, *ranked])
     options = CompareOptions(zero_method=zero_method, permutations=permutations, bootstrap=bootstrap_resamples, seed=seed,
@@ -112,7 +112,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     manifest = build_manifest(
         board.task or None, inputs,
         {
-            "folder": str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
+            "folder": folder if isinstance(folder, list) else str(folder), "glob": list(patterns), "recursive": recursive, "metric_tested": board.metric,
             "test": test_name, "zero_method": zero_method, "correction": correction, "alpha": alpha, "all_pairs": all_pairs,
             "permutations": permutations, "bootstrap": bootstrap_resamples,
             **({"binary": binary} if all_pairs == "mcnemar" else {}),

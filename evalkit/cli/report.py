@@ -1,4 +1,4 @@
-"""``evalkit report GOLD RUN... --out reports/NAME.md``: a Markdown report with figures; ``--html``: the HTML page."""
+"""``evalkit report RUN... --gold GOLD --out reports/NAME.md`` (or ``GOLD RUN...``): a Markdown report with figures; ``--html``: the HTML page."""
 from __future__ import annotations
 
 import click
@@ -15,11 +15,12 @@ from evalkit.cli.common import (
     print_notes,
     scoring_options,
 )
+from evalkit.cli.convention import GOLD_OPTION, runs_and_gold, swapped
 
 
 @click.command()
-@click.argument("gold", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="RUN...")
+@GOLD_OPTION
 @click.option("--out", "out_path", default=None, type=click.Path(dir_okay=False), help="The Markdown report to write (figures go next to it).")
 @click.option("--baseline", "-b", default=None, help="Run the others are tested against (file, name or position; default: the first).")
 @click.option("--metric", default=None, help="Per-query metric for query length and wins/losses (default: the official metric).")
@@ -38,9 +39,9 @@ from evalkit.cli.common import (
 @scoring_options(own_metric=True)
 @FORCE_OPTION
 @page_options
-def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, test_name, zero_method, permutations,
+def report(runs, gold_option, out_path, baseline, metric, pair, top, length_buckets, test_name, zero_method, permutations,
            correction, alpha, seed, title, scoring, force, html_path, json_path, queries_path, corpus_path, trust_pickle, top_docs):
-    """Write a Markdown report on RUNs scored against GOLD.
+    """Write a Markdown report on RUNs scored against GOLD (RUN... --gold GOLD, or GOLD RUN...).
 
     Leaderboard (official score first, best per column in bold, significance
     markers against the baseline with their legend), the distribution of the
@@ -61,19 +62,27 @@ def report(gold, runs, out_path, baseline, metric, pair, top, length_buckets, te
     from evalkit.report.writer import prepare_report, report_figures, save_markdown
     from evalkit.outputs import atomic_write, check_outputs
 
+    runs, gold = runs_and_gold("report", runs, gold_option)
+    if out_path and out_path.lower().endswith(".json"):
+        raise UsageError(f"--out {out_path}: the report is Markdown (NAME.md); its data as JSON goes to --json NAME.json")
     pages = page_targets(html_path, json_path)
     if not out_path and not pages:
         raise UsageError("nothing to write: give --out NAME.md, --html NAME.html and/or --json NAME.json")
     target = Path(out_path) if out_path else None
+    if target is not None:
+        from evalkit.report.figures import require_plots
+
+        require_plots("the figures of `evalkit report` (--out)")
     check_outputs([target, *(report_figures(target) if target else []), *pages], force, inputs=[gold, *runs, queries_path, corpus_path])
     texts, corpus = read_texts(queries_path, corpus_path, trust_pickle)
     compare_options = CompareOptions(zero_method=zero_method, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
-    prepared = prepare_report(
-        gold, list(runs), baseline=baseline, metric=metric, pair=tuple(pair) if pair else None, top=top,
-        length_buckets=length_buckets, test=test_name, compare=compare_options, title=title, scoring=scoring,
-        extra_inputs=[input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path],
-        extra_options={"top_docs": top_docs} if pages else None, progress=True,
-    )
+    with swapped("report", gold, runs):
+        prepared = prepare_report(
+            gold, list(runs), baseline=baseline, metric=metric, pair=tuple(pair) if pair else None, top=top,
+            length_buckets=length_buckets, test=test_name, compare=compare_options, title=title, scoring=scoring,
+            extra_inputs=[input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path)) if path],
+            extra_options={"top_docs": top_docs} if pages else None, progress=True,
+        )
     payloads = []
     if pages:
         from evalkit.report.page_data import PageInputs, board_of_runs

@@ -6,23 +6,28 @@ import click
 from evalkit.outputs import announce
 
 from evalkit.cli.common import FORCE_OPTION, echo_result, scoring_options, warn
+from evalkit.cli.convention import GOLD_OPTION, out_format, score_run_and_gold, swapped
 
+OUTPUTS = ("table", "json", "markdown", "tsv", "trec_eval")
 SHOW_MANIFEST = ("json", "markdown")  # the outputs that hold the manifest (the others write it beside a file: --out)
 
 
 @click.command()
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("gold", type=click.Path(dir_okay=False), required=False)
+@GOLD_OPTION
 @scoring_options()
 @click.option(
-    "--output", "-o", "output", type=click.Choice(["table", "json", "markdown", "tsv", "trec_eval"]), default="table", show_default=True,
-    help="trec_eval: measure<TAB>query<TAB>value lines as trec_eval -q prints them (measure names read as trec_eval reads -m).",
+    "--output", "-o", "output", type=click.Choice(OUTPUTS), default=None,
+    help="Default: table, or what --out's suffix names (.json, .md, .tsv). trec_eval: measure<TAB>query<TAB>value lines as "
+         "trec_eval -q prints them (measure names read as trec_eval reads -m).",
 )
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, help="Write the result to this file instead of stdout.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the result to this file instead of stdout, in --output's format or its suffix's.")
 @click.option("--per-query", "per_query", type=click.Path(dir_okay=False), default=None, help="Write per-query values (TSV) here.")
 @FORCE_OPTION
-def score(run, gold, scoring, output, out_path, per_query, force):
-    """Score RUN against GOLD.
+def score(run, gold, gold_option, scoring, output, out_path, per_query, force):
+    """Score RUN against GOLD (evalkit score RUN GOLD, or RUN --gold GOLD).
 
     RUN may be a TREC run, a list submission (TSV/CSV, zip or gzip) or a
     ClimateCheck CSV; GOLD a CheckThat!/ClimateCheck gold file, TREC or BEIR
@@ -34,6 +39,8 @@ def score(run, gold, scoring, output, out_path, per_query, force):
     from evalkit.manifest import write_sidecar
     from evalkit.outputs import atomic_write, check_outputs, sidecar_of
 
+    run, gold = score_run_and_gold(run, gold, gold_option)
+    output = out_format(out_path, output, OUTPUTS)
     sidecar = sidecar_of(out_path) if out_path and output not in SHOW_MANIFEST else None
     check_outputs([out_path, sidecar, per_query, per_query and sidecar_of(per_query)], force, inputs=[run, gold])
 
@@ -44,7 +51,8 @@ def score(run, gold, scoring, output, out_path, per_query, force):
         from evalkit.metrics.trec_names import expand_trec_eval
 
         scoring = replace(scoring, metrics=tuple(expand_trec_eval(list(scoring.metrics or ("official",)), scoring.judgment_groups)))
-    scored = score_run(run, gold, scoring=scoring)
+    with swapped("score", gold, [run]):
+        scored = score_run(run, gold, scoring=scoring)
     for message in scored.warnings:
         warn(message)
     result = scored.task_score  # its manifest (the inputs' sha256) is built only for an output that shows it

@@ -20,9 +20,10 @@ def _pickle_records(path: str, trust_pickle: bool, mapping: Mapping[str, str]) -
             f"{path}: is a pickle; unpickling runs code from the file, so evalkit reads it only with --trust-pickle "
             "(use it only on files from a source you trust, e.g. the official CheckThat! 4b collection)"
         )
-    try:
-        import pandas as pd
+    from evalkit.errors import require
 
+    pd = require("pandas", f"{path}: reading a pickled table")
+    try:
         frame = pd.read_pickle(path)  # noqa: S301 - explicitly trusted by the user
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad input
         raise InputError(path, f"cannot read pickle ({type(exc).__name__}: {exc})") from None
@@ -33,6 +34,9 @@ def _pickle_records(path: str, trust_pickle: bool, mapping: Mapping[str, str]) -
 
 
 def _parquet_records(path: str, mapping: Mapping[str, str]) -> Iterator[Record]:
+    from evalkit.errors import require
+
+    require("pyarrow", f"{path}: reading Parquet")
     try:
         import pyarrow.parquet as pq
 

@@ -16,6 +16,14 @@ RANX_METRIC = {"MRR": "mrr", "Recall": "recall", "nDCG": "ndcg", "P": "precision
                "Bpref": "bpref"}
 
 
+def require_ranx(feature: str) -> None:
+    """ranx importable, or one line naming the extra that brings it."""
+    from evalkit.errors import require
+
+    with quiet_numba():
+        require("ranx", feature)
+
+
 def ranx_metric(metric: str) -> str:
     """The ranx name of an evalkit metric (``"MRR@5"`` -> ``"mrr@5"``)."""
     from evalkit.metrics import parse_metric
@@ -41,6 +49,7 @@ def to_ranx(run: Run, queries: Sequence[str], depth: int | None = None, norm: st
 def ranx_fuse(runs: Sequence[Run], queries: Sequence[str], method: FusionMethod, norm: str | None, params: dict[str, Any],
               depth: int | None = None) -> dict[str, dict[str, float]]:
     """ranx's ``fuse`` of ``runs`` over ``queries``: ``{query: {doc: fused score}}`` (scores as ranx gives them)."""
+    require_ranx(f"the fusion method {method.name} (computed by ranx)")
     with quiet_numba():
         from ranx import fuse
 
@@ -98,6 +107,7 @@ def optimize(
     kept = [q for q in queries if q in judged]
     if not kept:
         raise PartialRunError(f"{qrels.source.path if qrels.source else qrels.name}: no run query is in the gold; wrong split?")
+    require_ranx("optimising a fusion (--optimize-on, ranx's optimize_fusion)")
     with quiet_numba():
         from ranx import Qrels as RanxQrels
         from ranx import optimize_fusion

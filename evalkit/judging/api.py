@@ -75,7 +75,9 @@ class PoolResult:
         """One row per pooled pair in the assessors' order: query_id, doc_id, pool_position, n_runs, n_groups, runs, groups."""
         import io
 
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "PoolResult.to_pandas() (a DataFrame)")
 
         from evalkit.judging.sheet import sheet_text
 
@@ -200,7 +202,9 @@ class ReuseResult:
 
     def to_pandas(self) -> "pd.DataFrame":
         """One row per run: group, full and reduced value, change, full and reduced rank, rank change."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "ReuseResult.to_pandas() (a DataFrame)")
 
         rows = [
             {"run": r.run, "group": g.group, "full": r.full, "reduced": r.reduced, "change": r.change, "full_rank": r.full_rank,
@@ -211,7 +215,9 @@ class ReuseResult:
 
     def groups_frame(self) -> "pd.DataFrame":
         """One row per group: unique pairs, judgments removed, worst change, Kendall's tau and tau_AP."""
-        import pandas as pd
+        from evalkit.errors import require
+
+        pd = require("pandas", "ReuseResult.groups_frame() (a DataFrame)")
 
         rows = [
             {"group": g.group, "runs": len(g.runs), "unique_pairs": g.unique_pairs, "removed": g.removed,

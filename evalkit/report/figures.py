@@ -15,7 +15,15 @@ def _short(name: str) -> str:
     return name if len(name) <= MAX_LEGEND_NAME else name[: MAX_LEGEND_NAME - 1] + "…"
 
 
+def require_plots(feature: str = "the PNG figures of a report") -> None:
+    """matplotlib, or one line naming the extra that brings it (``feature``: what asked, plural)."""
+    from evalkit.errors import require
+
+    require("matplotlib", feature, verb="need")
+
+
 def _figure(width: float, height: float):
+    require_plots()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

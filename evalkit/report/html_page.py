@@ -20,7 +20,7 @@ _PLACEHOLDER = re.compile(r"\{\{(TITLE|VERSION|CSS|DATA|JS|EXTRA)\}\}")
 
 
 def asset(name: str) -> str:
-    return resources.files("evalkit.report").joinpath("html_assets", name).read_text(encoding="utf-8")
+    return resources.files("evalkit.report").joinpath("html_assets").joinpath(name).read_text(encoding="utf-8")
 
 
 def render_page(data: dict, title: str, extra: str = "") -> str:

@@ -32,6 +32,9 @@ def label(name: str) -> str:
 
 
 def _figure(width: float, height: float):
+    from evalkit.report.figures import require_plots
+
+    require_plots("the per-topic figures of `evalkit leaderboard --figures`")
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=120)
