@@ -59,7 +59,7 @@ ONNX = ["onnxruntime>=1.17", "onnx>=1.15"]
 # the documentation site (mkdocs.yml): the tests build it (tests/docs/) and .ci/run builds it with --strict
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "mkdocs-click>=0.8"]
 TEST = RANX + ARROW + PANDAS + SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + [
-    "pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8",
+    "pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8", "build>=1.0",
     "selenium>=4.15"]
 
 packages = find_packages(include=["evalkit", "evalkit.*"])
