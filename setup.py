@@ -22,7 +22,7 @@ CORE = [
     # evalkit competition check / run read a phase's date text as Codabench's unpacker does (dateutil.parser.parse)
     "python-dateutil>=2.8",
 ]
-# out of the light install, each named by the one-line error of the feature that needs it (evalkit.errors.require):
+# out of the light install, each named by the one-line error of the feature that needs it (evalkit.core.errors.require):
 # ranx (and numba, llvmlite: 230 MB) for the fusion methods evalkit does not compute itself and --optimize-on; the
 # reference the tests cross-check against
 RANX = ["ranx>=0.3.19"]
@@ -76,15 +76,15 @@ setup(
     # evalkit.examples: gold/examples (the README's first command's files) shipped as data
     packages=packages + system_packages + ["evalkit.examples"],
     package_dir={"evalkit.systems": "systems", "evalkit.examples": "gold/examples"},
-    package_data={"evalkit": ["py.typed", "_native.pyi", "report/html_assets/*", "templates/*.yml", "judging/prompts/*.txt"],
+    package_data={"evalkit": ["py.typed", "native/_native.pyi", "report/html_assets/*", "templates/*.yml", "judging/prompts/*.txt"],
                   "evalkit.systems": ["configs/*.toml", "examples/*"], "evalkit.examples": ["*.tsv", "README.md", "trec/*"]},
     include_package_data=False,  # the data files are the ones package_data names (the C sources go to the sdist only)
-    # evalkit._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
+    # evalkit.native._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
     # found in one pass) and of the randomised Tukey HSD test's shuffles; optional: without a C compiler the install goes
     # on and evalkit uses its pure-Python twins
     ext_modules=[Extension(
-        "evalkit._native", [f"evalkit/_native_src/{name}.c" for name in ("module", "ids", "reader", "judge", "judge_run", "judge_stream", "scan", "permute")],
-        depends=[f"evalkit/_native_src/{name}.h" for name in ("native", "table", "lexer", "judge")], extra_compile_args=["-O2"], optional=True,
+        "evalkit.native._native", [f"evalkit/native/csrc/{name}.c" for name in ("module", "ids", "reader", "judge", "judge_run", "judge_stream", "scan", "permute")],
+        depends=[f"evalkit/native/csrc/{name}.h" for name in ("native", "table", "lexer", "judge")], extra_compile_args=["-O2"], optional=True,
     )],
     install_requires=CORE,
     extras_require={
@@ -103,7 +103,7 @@ setup(
         "full": RANX + ARROW + PANDAS + SYSTEMS + DATASETS,
         "peers": PEERS,
         "docs": DOCS,
-        # irds:<dataset id> wherever a gold, queries or a corpus is taken (evalkit.datasets)
+        # irds:<dataset id> wherever a gold, queries or a corpus is taken (evalkit.io.datasets)
         "datasets": DATASETS,
         "ray": RAY,
         "onnx": ONNX,
@@ -114,9 +114,9 @@ setup(
         "console_scripts": ["evalkit=evalkit.cli:entry_point"],
         # built-in tasks register exactly as third-party task plugins do
         "evalkit.tasks": [
-            "checkthat2025-4b=evalkit.tasks.checkthat2025_4b:CheckThat2025Task4b",
-            "climatecheck2025-retrieval=evalkit.tasks.climatecheck2025_retrieval:ClimateCheck2025Retrieval",
-            "climatecheck2025-verification=evalkit.tasks.climatecheck2025_verification:ClimateCheck2025Verification",
+            "checkthat2025-4b=evalkit.tasks.checkthat2025_4b.task:CheckThat2025Task4b",
+            "climatecheck2025-retrieval=evalkit.tasks.climatecheck2025.retrieval:ClimateCheck2025Retrieval",
+            "climatecheck2025-verification=evalkit.tasks.climatecheck2025.verification:ClimateCheck2025Verification",
             "trec=evalkit.tasks.trec:TrecTask",
             "trec-dl-2019-passage=evalkit.tasks.profiles.catalog:TrecDl2019Passage",
             "trec-dl-2020-passage=evalkit.tasks.profiles.catalog:TrecDl2020Passage",

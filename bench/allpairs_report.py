@@ -1,7 +1,7 @@
 """Which ranks of a leaderboard are real, under every all-pairs procedure: a Markdown report for reports/.
 
 Scores every run file of FOLDER against GOLD once (as `evalkit leaderboard`), then compares every pair by each
-procedure of evalkit.allpairs (Tukey HSD, randomised Tukey HSD, Wilcoxon with Holm and with Benjamini-Hochberg,
+procedure of evalkit.stats.allpairs (Tukey HSD, randomised Tukey HSD, Wilcoxon with Holm and with Benjamini-Hochberg,
 t-test, randomization test, McNemar on Success@1) and writes, per run: the single rank, the rank interval and
 letters under each procedure (bold: tied with #1), the bootstrap rank interval; per procedure: how many runs are
 tied with #1, how many pairs differ, how many single ranks hold; the old adjacent-rank chains beside them; and the
@@ -95,13 +95,13 @@ def main() -> None:
     args.glob = args.glob or ["*"]
     folder = args.folder
     from evalkit import __version__
-    from evalkit.allpairs import AllPairsOptions, all_pairs
-    from evalkit.judgments import with_metric
-    from evalkit.leaderboard import build_leaderboard
+    from evalkit.stats.allpairs import AllPairsOptions, all_pairs
+    from evalkit.metrics.judgments import with_metric
+    from evalkit.scoring.leaderboard import build_leaderboard
     from evalkit.metrics import parse_metric
     from evalkit.report.allpairs_output import anova_rows
     from evalkit.report.tables import markdown_table, number
-    from evalkit.safetext import markdown_text as md
+    from evalkit.core.safetext import markdown_text as md
     from evalkit.stats.paired import align
 
     board = build_leaderboard(folder, args.gold, patterns=args.glob, pairs=None, progress=False)

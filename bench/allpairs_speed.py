@@ -3,7 +3,7 @@
 1. Cold whole processes of `evalkit leaderboard` on 20 synthetic TREC runs x 1,500 queries x 10 documents
    (the default: randomised Tukey HSD, B = 10,000, and the bootstrap rank intervals, B = 10,000), against
    the same leaderboard with `--all-pairs none`; and on the real CheckThat! 4b test files when present.
-2. In process, on the 20 x 1,500 matrix of per-query scores: evalkit.allpairs.all_pairs for each procedure
+2. In process, on the 20 x 1,500 matrix of per-query scores: evalkit.stats.allpairs.all_pairs for each procedure
    (randomised Tukey HSD with the compiled kernel and with its numpy twin).
 3. Peers on the same matrix: scipy.stats.tukey_hsd (one-way and unpaired, what ranx calls), a plain Python loop
    of Sakai's randomised Tukey HSD (timed at B = 200, scaled to 10,000), and R's TukeyHSD(aov(score ~ system +
@@ -81,7 +81,7 @@ def best(function, repeats: int) -> float:
 
 
 def matrix_of(folder: Path, qrels: Path):
-    from evalkit.leaderboard import build_leaderboard
+    from evalkit.scoring.leaderboard import build_leaderboard
     from evalkit.stats.paired import align
 
     board = build_leaderboard(str(folder), str(qrels), pairs=None, progress=False)
@@ -120,8 +120,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from evalkit import kernels
-    from evalkit.allpairs import PROCEDURES, AllPairsOptions, all_pairs
+    from evalkit.native import kernels
+    from evalkit.stats.allpairs import PROCEDURES, AllPairsOptions, all_pairs
 
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; wall: best / median of {args.repeats}, cpu: best "
           f"(user + system; in process: CPU seconds); compiled kernel: {'yes' if kernels.native else 'no'}")
@@ -138,7 +138,7 @@ def main() -> None:
             print(f"   the real 4b test files (19 ranked x 1,446 queries)   {shown(real)}")
         values = matrix_of(folder / "runs", qrels)
     matrix = values.matrix
-    print(f"\n2. evalkit.allpairs.all_pairs on the {matrix.shape[0]} x {matrix.shape[1]:,} matrix (B = 10,000 draws and resamples; CPU s)")
+    print(f"\n2. evalkit.stats.allpairs.all_pairs on the {matrix.shape[0]} x {matrix.shape[1]:,} matrix (B = 10,000 draws and resamples; CPU s)")
     for procedure in PROCEDURES:
         if procedure == "mcnemar":
             continue

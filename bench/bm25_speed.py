@@ -36,9 +36,9 @@ def peak_rss_mb() -> float:
 
 
 def scifact(analyzer_name: str, repeat: int) -> None:
-    from evalkit.formats.collections import read_corpus, read_queries
-    from evalkit.evaluation import evaluate
-    from evalkit.formats import read_qrels
+    from evalkit.io.formats.collections import read_corpus, read_queries
+    from evalkit.metrics.evaluation import evaluate
+    from evalkit.io.formats import read_qrels
     from evalkit.metrics import parse_metrics
     from evalkit.systems import bm25_index
     from evalkit.systems.analyzers import get_analyzer
@@ -84,7 +84,7 @@ def scifact(analyzer_name: str, repeat: int) -> None:
 
 def synthetic_corpus(n_docs: int, vocab: int, seed: int = 0):
     """Documents of Zipf-distributed words ``w<rank>`` (base 36), lognormal lengths of mean ~150."""
-    from evalkit.corpus import Corpus
+    from evalkit.data.corpus import Corpus
 
     rng = np.random.default_rng(seed)
     weights = 1.0 / np.arange(1, vocab + 1) ** 1.07

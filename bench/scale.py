@@ -37,8 +37,8 @@ def minilm() -> str:
 
 
 def scifact_inputs(claims: int, depth: int):
-    from evalkit.formats.collections import read_corpus, read_queries
-    from evalkit.formats import read_qrels
+    from evalkit.io.formats.collections import read_corpus, read_queries
+    from evalkit.io.formats import read_qrels
     from evalkit.pipelines.registry import load_system
 
     if not SCIFACT.exists():
@@ -61,7 +61,7 @@ def cpu_seconds(engine=None) -> float:
 
 def rerank_once(model: str, corpus, queries, run, depth: int, engine) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (Ray actors' not included) and the run file of one reranking."""
-    from evalkit.formats.trec_run import format_trec_run
+    from evalkit.io.formats.trec_run import format_trec_run
     from evalkit.pipelines.registry import load_system
 
     from evalkit.pipelines.engine import LOCAL

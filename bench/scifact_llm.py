@@ -53,9 +53,9 @@ def log(out: Path, record: dict) -> None:
 
 def load(n_queries: int, corpus=None):
     """Corpus, the first ``n_queries`` test claims (0 = all) and the test qrels restricted to them."""
-    from evalkit.formats.collections import read_corpus, read_queries
+    from evalkit.io.formats.collections import read_corpus, read_queries
     from evalkit.data import Qrels
-    from evalkit.formats import read_qrels
+    from evalkit.io.formats import read_qrels
 
     corpus = corpus if corpus is not None else read_corpus(DATA / "corpus.jsonl")
     qrels = read_qrels(str(DATA / "qrels" / "test.tsv"))
@@ -67,7 +67,7 @@ def load(n_queries: int, corpus=None):
 
 
 def first_stage(out: Path, name: str | None):
-    from evalkit.formats import read_run
+    from evalkit.io.formats import read_run
 
     for candidate in ([name] if name else ["ce-minilm.trec", "bm25.trec"]):
         path = out / candidate
@@ -78,7 +78,7 @@ def first_stage(out: Path, name: str | None):
 
 
 def scores(run, qrels, metrics="ndcg@10 recall@10 mrr@10") -> dict[str, float]:
-    from evalkit.evaluation import evaluate
+    from evalkit.metrics.evaluation import evaluate
     from evalkit.metrics import parse_metrics
 
     evaluation = evaluate(run, qrels, parse_metrics(metrics), allow_partial=True)
@@ -88,9 +88,9 @@ def scores(run, qrels, metrics="ndcg@10 recall@10 mrr@10") -> dict[str, float]:
 def cmd_rankgpt(args) -> None:
     import torch
 
-    from evalkit.formats.trec_run import format_trec_run
+    from evalkit.io.formats.trec_run import format_trec_run
     from evalkit.pipelines.registry import load_system
-    from evalkit.outputs import atomic_write
+    from evalkit.io.transactions import atomic_write
 
     torch.set_num_threads(args.threads)
     corpus, queries, qrels = load(args.queries)
@@ -122,7 +122,7 @@ def cmd_rankgpt(args) -> None:
 def verification_gold(queries, qrels):
     """SciFact test pairs as ClimateCheck labels: SUPPORT -> Supports, CONTRADICT -> Refutes, no evidence -> NEI."""
     from evalkit.data import Qrels
-    from evalkit.labels import GRADES, NEI
+    from evalkit.data.labels import GRADES, NEI
 
     rows = []
     for claim, docs in qrels.to_dict().items():
@@ -139,11 +139,11 @@ def cmd_verify(args) -> None:
 
     import torch
 
-    from evalkit.formats import read_run
+    from evalkit.io.formats import read_run
     from evalkit.pipelines.registry import load_system
     from evalkit.submission import write_submission
     from evalkit.tasks import get_task
-    from evalkit.outputs import atomic_write
+    from evalkit.io.transactions import atomic_write
 
     torch.set_num_threads(args.threads)
     corpus, queries, qrels = load(args.queries)
@@ -201,8 +201,8 @@ def cmd_train_nli(args) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from evalkit.formats.collections import read_corpus, read_queries
-    from evalkit.formats import read_qrels
+    from evalkit.io.formats.collections import read_corpus, read_queries
+    from evalkit.io.formats import read_qrels
     from evalkit.systems._models.modelio import seed_everything
 
     torch.set_num_threads(args.threads)

@@ -24,10 +24,10 @@ def available() -> bool:
 
 def sample(queries: int, docs: int = 0, split: str = "test") -> tuple[Any, Any, Any]:
     """``(corpus, queries, qrels)`` of the subsample (evalkit objects)."""
-    from evalkit.corpus import Corpus
-    from evalkit.formats.collections import read_queries
+    from evalkit.data.corpus import Corpus
+    from evalkit.io.formats.collections import read_queries
     from evalkit.data import Qrels
-    from evalkit.formats import read_qrels
+    from evalkit.io.formats import read_qrels
 
     judged = read_qrels(str(SCIFACT / "qrels" / f"{split}.tsv")).to_dict()
     chosen = list(judged)[:queries] if queries else list(judged)
@@ -50,7 +50,7 @@ def sample(queries: int, docs: int = 0, split: str = "test") -> tuple[Any, Any, 
 
 def ndcg10(run: Any, qrels: Any) -> float:
     """Mean nDCG@10 of ``run`` over the queries of ``qrels`` (a missing query counts 0)."""
-    from evalkit.evaluation import evaluate
+    from evalkit.metrics.evaluation import evaluate
     from evalkit.metrics import parse_metrics
 
     evaluation = evaluate(run, qrels, parse_metrics("ndcg@10"))

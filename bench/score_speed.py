@@ -15,7 +15,7 @@ as a process of its own, under the environment evalkit's command line sets
 for itself (one OpenBLAS thread, no huge pages). evalkit / floor near 1 means
 nothing is left to cut but the computing itself. ``floor-reads`` reads the
 same bytes 1 MiB at a time into one buffer, as evalkit reads a large run it
-scores without a manifest (evalkit/streamed.py): the lower floor of that.
+scores without a manifest (evalkit/io/streamed.py): the lower floor of that.
 
     python bench/score_speed.py [--sizes 10000 50000] [--repeat 5]
 
@@ -45,7 +45,7 @@ for path in sys.argv[1:]:
         handle.read()
 """
 # The same bytes read 1 MiB at a time into one buffer: no fresh memory to fault in and zero (a 177 MB run: 0.03 s
-# instead of 0.08-0.15 s). evalkit's command reads a large run so where it shows no manifest (evalkit/streamed.py),
+# instead of 0.08-0.15 s). evalkit's command reads a large run so where it shows no manifest (evalkit/io/streamed.py),
 # so this is the floor of what it does there: printed beside the floor above, its ratio too.
 FLOOR_READS = """
 import sys, numpy

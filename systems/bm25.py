@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, option
 

@@ -120,7 +120,7 @@ class SparseIndex:
 
     def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
         """Yield ``(document indices, scores)`` of the top ``k`` of each query, best first."""
-        from evalkit.progress import progress as progress_of
+        from evalkit.core.progress import progress as progress_of
 
         size = max(1, min(QUERY_BATCH, MAX_BATCH_CELLS // max(1, self.weights.shape[1])))
         batches = range(0, len(queries), size)
@@ -163,7 +163,7 @@ class RankBM25Index:
         return cls(BM25Okapi(token_lists, k1=k1, b=b, epsilon=EPSILON) if any(token_lists) else None)
 
     def search(self, queries: Sequence[list[str]], k: int, tie_rank: np.ndarray, progress: bool = False):
-        from evalkit.progress import progress as progress_of
+        from evalkit.core.progress import progress as progress_of
 
         if self.model is None:
             yield from ((np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in queries)

@@ -27,9 +27,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.modelio import (
     autocast,
     autocast_dtype,
@@ -98,7 +98,7 @@ def score_pairs(
 
     import torch
 
-    from evalkit.progress import progress
+    from evalkit.core.progress import progress
 
     hf = model.transformers_model
     device = str(hf.device)

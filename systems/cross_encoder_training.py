@@ -11,16 +11,16 @@
 
 Both losses share one loop (:func:`_train`): AdamW, linear warm-up over the
 first ``warmup`` fraction of steps then linear decay (Devlin et al., 2019),
-seeded shuffling, progress (evalkit.progress), mixed precision on GPU.
+seeded shuffling, progress (evalkit.core.progress), mixed precision on GPU.
 """
 from __future__ import annotations
 
 import random
 from typing import Any, Callable, Mapping, Sequence
 
-from evalkit.corpus import Corpus, Queries, check_judged_docs
+from evalkit.data.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.modelio import grad_scaler, optimizer_step
 
 
@@ -162,12 +162,12 @@ def param_groups(hf: Any, lr: float, head_lr: float) -> list[dict[str, Any]]:
 def _train(model: Any, items: Sequence[Any], loss_of: Callable[[Sequence[Any]], Any], o: Any, what: str) -> list[float]:
     """AdamW + linear warm-up/decay over ``o.epochs`` seeded shuffles of ``items`` in batches of ``o.batch_size``.
 
-    Its progress (epoch, batch of batches, rate, loss) is always shown (:mod:`evalkit.progress`): training is the
+    Its progress (epoch, batch of batches, rate, loss) is always shown (:mod:`evalkit.core.progress`): training is the
     longest step of a pipeline; ``show_progress`` silences the scoring bars only.
     """
     from transformers import get_linear_schedule_with_warmup
 
-    from evalkit.progress import progress
+    from evalkit.core.progress import progress
     from evalkit.systems._models.modelio import adamw, autocast, autocast_dtype, seed_everything
 
     if not items:

@@ -37,9 +37,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.modelio import (
     autocast, autocast_dtype, cache_dir, device_option, inference_precision_option, model_load_error, pick_device, resolve_model,
 )
@@ -47,7 +47,7 @@ from evalkit.systems._models.onnx_backend import autocast_precision, backend_opt
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
 from evalkit.systems import embedding_cache
-from evalkit.outputs import atomic_write
+from evalkit.io.transactions import atomic_write
 
 CORPUS_FIELDS = ("title", "text", "authors", "journal", "source")
 CHUNKING = ("chunks", "truncate")
@@ -226,7 +226,7 @@ class DenseRetriever(Retriever):
         """Model embeddings (its own pooling) of token-id sequences, float32, in input order."""
         import torch
 
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
 
         model = self.model
         out: np.ndarray | None = None

@@ -26,9 +26,9 @@ import math
 import random
 from typing import Any, Protocol
 
-from evalkit.corpus import Corpus, Queries, check_judged_docs
+from evalkit.data.corpus import Corpus, Queries, check_judged_docs
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.engine import LOCAL, Engine
 from evalkit.systems._models.modelio import adamw, autocast, autocast_dtype, grad_scaler, optimizer_step, seed_everything
 
@@ -126,7 +126,7 @@ def _epochs(system, corpus, train_queries, positives, first_stage, optimizer, sc
     """The training loop proper (see :func:`train`)."""
     import torch
 
-    from evalkit.progress import progress
+    from evalkit.core.progress import progress
 
     o = system.options
     model, device = system.model, system.device

@@ -21,7 +21,7 @@ import math
 import random
 from typing import Any, Iterator, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.modelio import autocast, autocast_dtype, grad_scaler, model_load_error, optimizer_step, resolve_model, seed_everything
 
 SPIECE_EXAMPLE = "castorini/doc2query-t5-base-msmarco"
@@ -64,7 +64,7 @@ def fine_tune(
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    from evalkit.progress import progress
+    from evalkit.core.progress import progress
 
     seed_everything(seed)
     model.to(device)
@@ -151,7 +151,7 @@ def generate_expansions(
     model.to(device)
     model.eval()
     context = autocast(device, autocast_dtype(device, precision))
-    from evalkit.progress import progress
+    from evalkit.core.progress import progress
 
     for start in progress(range(0, len(texts), batch_size), desc="doct5query expand", unit="batch"):
         ids = list(doc_ids[start:start + batch_size])

@@ -28,15 +28,15 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import InputError, UsageError
+from evalkit.core.errors import InputError, UsageError
 from evalkit.systems._models.modelio import (
     cache_dir, check_torch_precision, device_option, pick_device, precision_option, precision_tag, settings_key, weights_sha256,
 )
 from evalkit.pipelines.registry import load_system, register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, Work, option
-from evalkit.outputs import atomic_write
+from evalkit.io.transactions import atomic_write
 
 DEFAULT_MODEL = "castorini/doc2query-t5-base-msmarco"
 MODEL_FOLDER = "model"

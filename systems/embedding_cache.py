@@ -6,7 +6,7 @@ in row order) and ``settings.json`` (model identity, corpus fingerprint and
 encoding settings). The folder name is a sha256 over the settings, so a
 changed model, corpus or setting never reuses old vectors; an entry whose
 stored ids, shape or settings do not match what is asked for is refused with
-a :class:`~evalkit.errors.UsageError` ("mismatched embedding cache ...")
+a :class:`~evalkit.core.errors.UsageError` ("mismatched embedding cache ...")
 instead of being silently used.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.modelio import settings_key
-from evalkit.outputs import atomic_write
+from evalkit.io.transactions import atomic_write
 
 FILES = ("embeddings.npy", "ids.json", "settings.json")
 

@@ -31,7 +31,7 @@ import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from evalkit.data import Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Candidates, Engine, Reranker, Work, option
 from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words

@@ -30,9 +30,9 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Candidates, Engine, Reranker, check_fields, merge_reranked, option
 from evalkit.systems._models.modelio import device_option, precision_option

@@ -24,7 +24,7 @@ NEI calibration (``min_nei_share``), after the ClimateCheck 2025 winner, who
 targeted a minimum proportion of NEI answers: the batched prompt says so
 ("at least P% of your labels should be NEI"), and for every strategy the
 labels are then forced to reach the share: the non-NEI pairs ranked lowest by
-the input run become NEI first (:func:`evalkit.labels.enforce_nei_share`).
+the input run become NEI first (:func:`evalkit.data.labels.enforce_nei_share`).
 
 The system implements the model (:meth:`LLMVerifier.label_pairs`, all pairs at
 once so prompts of different claims go to the LLM together); the base class
@@ -38,8 +38,8 @@ import re
 import sys
 from typing import Any, Callable, Sequence
 
-from evalkit.errors import UsageError
-from evalkit.labels import LABELS, NEI, REFUTES, SUPPORTS, enforce_nei_share, normalize_label
+from evalkit.core.errors import UsageError
+from evalkit.data.labels import LABELS, NEI, REFUTES, SUPPORTS, enforce_nei_share, normalize_label
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Labeler, Work, option
 from evalkit.systems._models.llm import LLMOptions, LLMSystem, truncate_words

@@ -22,8 +22,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
-from evalkit.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
+from evalkit.core.errors import UsageError
+from evalkit.data.labels import LABELS, NEI, enforce_nei_share, normalize_label  # noqa: F401 (enforce_nei_share re-exported)
 from evalkit.systems._models.modelio import device_option, precision_option
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Labeler, Work, option
@@ -104,7 +104,7 @@ class NLIVerifier(Labeler):
         """``{label: probability}`` per (claim, abstract) pair."""
         import torch
 
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
         from evalkit.systems._models.modelio import autocast, autocast_dtype
 
         tokenizer, model, mapping, device = self.load()

@@ -1,4 +1,4 @@
-"""Fixtures and hooks only; the helpers tests import live in ``tests/helpers.py``."""
+"""Fixtures and hooks only; the helpers tests import live in ``tests/support/helpers.py``."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from helpers import NO_SHARED_DATA, run_cli  # noqa: E402
+from support.helpers import NO_SHARED_DATA, run_cli  # noqa: E402
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import re
 import tomllib
 from importlib import metadata
 
-from helpers import REPO
+from support.helpers import REPO
 
 from evalkit._version import DISTRIBUTION
 

@@ -1,14 +1,14 @@
-"""A feature outside the light install names its extra in one line (evalkit.errors.require), exit code 2: simulated
+"""A feature outside the light install names its extra in one line (evalkit.core.errors.require), exit code 2: simulated
 here by hiding the library (``sys.modules[name] = None`` makes its import fail as an absent one does)."""
 from __future__ import annotations
 
 import sys
 
 import pytest
-from helpers import REPO
+from support.helpers import REPO
 
 from evalkit.cli import main
-from evalkit.errors import MissingExtraError, require
+from evalkit.core.errors import MissingExtraError, require
 
 GOLD = str(REPO / "gold" / "examples" / "tweets_gold.tsv")
 RUN = str(REPO / "gold" / "examples" / "tweets_run.tsv")
@@ -58,7 +58,7 @@ def test_the_api_frames_name_the_pandas_extra(hide):
 
 
 def test_parquet_names_the_arrow_extra(hide, tmp_path):
-    from evalkit.formats.collections import read_corpus
+    from evalkit.io.formats.collections import read_corpus
 
     path = tmp_path / "corpus.parquet"
     path.write_bytes(b"PAR1" + b"\0" * 16)

@@ -14,25 +14,25 @@ import ast
 import subprocess
 import sys
 
-from helpers import REPO
+from support.helpers import REPO
 
 # bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
 LAYERS = [
-    ("foundation", ("evalkit._version", "evalkit.errors", "evalkit.columns", "evalkit.listparse", "evalkit.digest", "evalkit.kernels",
-                    "evalkit.entry_points", "evalkit.signatures", "evalkit.readahead", "evalkit.streamed", "evalkit.options", "evalkit.labels",
-                    "evalkit.safetext", "evalkit.values", "evalkit.jsonout", "evalkit.progress")),
-    ("data", ("evalkit.textio", "evalkit.writing", "evalkit.outputs", "evalkit.ids", "evalkit.ranking", "evalkit.data", "evalkit.prejudged", "evalkit.corpus",
-              "evalkit.manifest", "evalkit.datasets")),
-    ("formats", ("evalkit.formats",)),
-    ("metrics", ("evalkit.metrics", "evalkit.evaluation", "evalkit.judgments", "evalkit.zscores", "evalkit.judgment_groups")),
-    ("statistics", ("evalkit.stats", "evalkit.comparison", "evalkit.allpairs")),
-    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.render", "evalkit.trec_output", "evalkit.runset", "evalkit.inputs",
-               "evalkit.memory")),
-    ("services", ("evalkit.fusion", "evalkit.leaderboard", "evalkit.regression", "evalkit.regression_schema", "evalkit.report",
+    ("foundation", ("evalkit._version", "evalkit.core.errors", "evalkit.core.columns", "evalkit.core.listparse", "evalkit.core.digest", "evalkit.native.kernels",
+                    "evalkit.core.entry_points", "evalkit.io.signatures", "evalkit.io.readahead", "evalkit.io.streamed", "evalkit.core.options", "evalkit.data.labels",
+                    "evalkit.core.safetext", "evalkit.core.input_rules", "evalkit.core.jsonout", "evalkit.core.progress")),
+    ("data", ("evalkit.io.textio", "evalkit.io.writing", "evalkit.io.transactions", "evalkit.data.ids", "evalkit.data.ranking", "evalkit.data", "evalkit.io.prejudged", "evalkit.data.corpus",
+              "evalkit.io.manifest", "evalkit.io.datasets")),
+    ("formats", ("evalkit.io.formats",)),
+    ("metrics", ("evalkit.metrics", "evalkit.metrics.evaluation", "evalkit.metrics.judgments", "evalkit.metrics.zscores", "evalkit.metrics.judgment_groups")),
+    ("statistics", ("evalkit.stats", "evalkit.stats.comparison", "evalkit.stats.allpairs")),
+    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.report.text", "evalkit.report.trec_eval", "evalkit.scoring.runset", "evalkit.io.reading",
+               "evalkit.io.in_memory")),
+    ("services", ("evalkit.fusion", "evalkit.scoring.leaderboard", "evalkit.scoring.check", "evalkit.scoring.check_schema", "evalkit.report",
                   "evalkit.competition",
                   "evalkit.judging")),
-    ("python api", ("evalkit.api", "evalkit.report.writer", "evalkit.fusion.api", "evalkit.judging.api", "evalkit.judging.agreement_api",
-                    "evalkit.judging.judge_api")),
+    ("python api", ("evalkit.api", "evalkit.api.report", "evalkit.api.fusion", "evalkit.api.judging", "evalkit.api.agreement",
+                    "evalkit.api.judge")),
     ("pipeline runtime", ("evalkit.pipelines",)),
     ("systems", ("evalkit.systems",)),
     ("doors", ("evalkit.cli", "evalkit.__main__", "evalkit.stages", "evalkit")),
@@ -85,7 +85,7 @@ def graph_of(modules: dict, extra: dict | None = None) -> dict[str, set[str]]:
 
 
 def layer_of(name: str) -> int | None:
-    """The layer of a module: the longest matching prefix decides (``evalkit.report.writer`` is API, the rest of report services)."""
+    """The layer of a module: the longest matching prefix decides (``evalkit.api.report`` is API, the rest of report services)."""
     best, depth = None, -1
     for number, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
@@ -142,9 +142,9 @@ def test_no_import_circle_lazy_imports_included():
 
 def test_an_injected_circle_is_found():
     """A lazy import inside a function that closes a loop (ids importing data, which imports ids) is reported."""
-    graph = graph_of(all_modules(), extra={"evalkit.ids": {"evalkit.data"}})
+    graph = graph_of(all_modules(), extra={"evalkit.data.ids": {"evalkit.data"}})
     cycle = find_cycle(graph)
-    assert cycle is not None and "evalkit.ids" in cycle and "evalkit.data" in cycle
+    assert cycle is not None and "evalkit.data.ids" in cycle and "evalkit.data" in cycle
 
 
 def test_a_lazy_import_is_an_arrow(tmp_path):
@@ -165,7 +165,7 @@ def test_scoring_imports_no_model_library(tmp_path):
     code = (
         "import sys, evalkit\n"
         "r = evalkit.score({'q': {'a': 1.0, 'b': 0.5}}, {'q': {'a': 1}})\n"
-        "import evalkit.api, evalkit.tasks, evalkit.formats, evalkit.metrics, evalkit.comparison, evalkit.fusion\n"
+        "import evalkit.api, evalkit.tasks, evalkit.io.formats, evalkit.metrics, evalkit.stats.comparison, evalkit.fusion\n"
         f"print([m for m in {MODEL_LIBRARIES!r} if m in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

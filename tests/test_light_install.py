@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO
+from support.helpers import REPO
 
 
 def light_install():

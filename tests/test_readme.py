@@ -1,7 +1,7 @@
 """The README's first commands stay true: CI runs exactly its test command."""
 import re
 
-from helpers import REPO
+from support.helpers import REPO
 
 
 def readme_commands() -> list[str]:
@@ -17,7 +17,7 @@ def test_ci_runs_the_readme_test_command():
 
 def test_readme_first_command_is_the_demo_on_shipped_files():
     install_and_run = readme_commands()[0]
-    assert install_and_run.endswith("evalkit demo")  # tests/test_demo.py runs it
+    assert install_and_run.endswith("evalkit demo")  # tests/cli/test_demo.py runs it
     for path in re.findall(r"gold/[\w./-]+", (REPO / "README.md").read_text()):
         assert (REPO / path.rstrip(".")).exists(), path
     assert (REPO / "systems" / "examples" / "collection.jsonl").exists() and (REPO / "systems" / "examples" / "tweets.tsv").exists()
@@ -26,7 +26,7 @@ def test_readme_first_command_is_the_demo_on_shipped_files():
 def readme_block(marker: str) -> str:
     """The fenced block right after ``<!-- block: MARKER -->`` in a docs page (or ``<!-- readme-test: MARKER -->`` in the README).
 
-    Other tests run such named blocks as written (tests/test_task_plugins.py, tests/test_competition_realdata.py);
+    Other tests run such named blocks as written (tests/tasks/test_task_plugins.py, tests/competition/test_competition_realdata.py);
     more markers (``<!-- docs-test: ... -->``) may stand between the name and the block.
     """
     pages = [(REPO / "README.md", "readme-test")] + [(p, "block") for p in sorted((REPO / "docs").rglob("*.md"))]

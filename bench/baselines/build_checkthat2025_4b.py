@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evalkit import regression as bl
-from evalkit.formats import read_run
+from evalkit.scoring import check as bl
+from evalkit.io.formats import read_run
 from evalkit.submission.references import guess_split, load_splits
 
 REPO = Path(__file__).resolve().parents[2]

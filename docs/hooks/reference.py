@@ -84,7 +84,7 @@ def tasks_page() -> str:
 
 
 def formats_page() -> str:
-    from evalkit.formats import formats
+    from evalkit.io.formats import formats
 
     lines = ["# Formats", "", NOTE.format(command="`evalkit formats`"),
              "Runs and gold files are auto-detected; `--format` forces one. Collections and queries (`evalkit run`, "
@@ -100,11 +100,11 @@ def formats_page() -> str:
 
 def module_of(fmt) -> str:
     reader = getattr(fmt, "read", None)
-    return getattr(reader, "__module__", "") or "evalkit.formats"
+    return getattr(reader, "__module__", "") or "evalkit.io.formats"
 
 
 def systems_page() -> str:
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
     from evalkit.pipelines.config import shipped_configs
     from evalkit.pipelines.registry import describe_options, distributed_work, get_system_class, system_names
 

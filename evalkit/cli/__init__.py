@@ -2,9 +2,9 @@
 
 Subcommands live in their own modules and are imported only when invoked, so
 ``evalkit --help`` never loads numpy-heavy code, ranx, torch or transformers.
-Any :class:`~evalkit.errors.EvalkitError` becomes one line on stderr and exit
+Any :class:`~evalkit.core.errors.EvalkitError` becomes one line on stderr and exit
 code 2. Every command runs inside one output transaction
-(:func:`evalkit.outputs.transaction`): its checked outputs are written
+(:func:`evalkit.io.transactions.transaction`): its checked outputs are written
 together when it succeeds and not at all when it fails.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _command(argv: list[str]) -> str | None:
 # Commands whose arguments name the input files they read first: started as a command (not imported by a test or a
 # notebook), those files are read and hashed on a second thread while the command imports what it needs.
 READ_AHEAD_COMMANDS = ("score", "compare", "report", "validate", "submit", "fuse")
-# Which of those files is the gold the others are scored on: the runs are read against it ahead (evalkit.prejudged).
+# Which of those files is the gold the others are scored on: the runs are read against it ahead (evalkit.io.prejudged).
 GOLD_ARGUMENT = {"score": 1, "compare": 0, "report": 0}
 
 
@@ -76,9 +76,9 @@ def _read_ahead(argv: list[str]) -> None:
     command = _command(argv)
     if command not in READ_AHEAD_COMMANDS or "--max-input-size" in argv:
         return
-    from evalkit import readahead
-    from evalkit.errors import EvalkitError
-    from evalkit.textio import max_input_bytes
+    from evalkit.io import readahead
+    from evalkit.core.errors import EvalkitError
+    from evalkit.io.textio import max_input_bytes
 
     try:
         limit = max_input_bytes()
@@ -106,7 +106,7 @@ if _command(sys.argv[1:]) not in MODEL_COMMANDS:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 if sys.argv and os.path.basename(sys.argv[0]) in ("evalkit", "__main__.py"):
     if _command(sys.argv[1:]) in FAST_EXIT_COMMANDS:
-        from evalkit.kernels import keep_freed_memory
+        from evalkit.native.kernels import keep_freed_memory
 
         keep_freed_memory()
     _read_ahead(sys.argv[1:])
@@ -176,7 +176,7 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(name)
         if entry is None:
             return None
-        from evalkit.outputs import name_options_with
+        from evalkit.io.transactions import name_options_with
 
         name_options_with(option_of)
         module, attribute, _ = entry
@@ -208,14 +208,14 @@ def cli(max_input_size: str | None) -> None:
     if max_input_size is not None:
         import os
 
-        from evalkit.textio import MAX_INPUT_ENV, parse_size
+        from evalkit.io.textio import MAX_INPUT_ENV, parse_size
 
         os.environ[MAX_INPUT_ENV] = str(parse_size(max_input_size))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from evalkit.errors import EvalkitError
-    from evalkit.outputs import transaction, write_error
+    from evalkit.core.errors import EvalkitError
+    from evalkit.io.transactions import transaction, write_error
 
     try:
         with transaction():  # every output of the command, or none
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as exc:  # an optional library (a system's model code) missing on a light install
         if (exc.name or "").split(".")[0] == "evalkit":
             raise  # evalkit's own module missing: a bug, shown as one
-        from evalkit.errors import missing_module_message
+        from evalkit.core.errors import missing_module_message
 
         click.echo(missing_module_message(exc), err=True)
         return 2

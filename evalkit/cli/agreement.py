@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import (
     ALPHA_OPTION,
@@ -59,12 +59,12 @@ def agreement(gold_a, gold_b, runs, metric, weights, complete, rbo_p, judged_k, 
     gold from evalkit judge (a judge column, or QRELS.judges.tsv) adds each
     run's LLM@k: the share of its top k an LLM judged (mixed gold).
     """
-    from evalkit.allpairs import AllPairsOptions
-    from evalkit.judging.agreement_api import agreement as find_agreement
-    from evalkit.judging.agreement_output import as_json, as_markdown, as_table, figure_path
-    from evalkit.judging.agreement_output import write_agreement
-    from evalkit.judging.reuse_output import output_of
-    from evalkit.outputs import check_outputs, sidecar_of
+    from evalkit.stats.allpairs import AllPairsOptions
+    from evalkit.api.agreement import agreement as find_agreement
+    from evalkit.report.agreement_output import as_json, as_markdown, as_table, figure_path
+    from evalkit.report.agreement_output import write_agreement
+    from evalkit.report.reuse_output import output_of
+    from evalkit.io.transactions import check_outputs, sidecar_of
 
     kind = output_of(out_path, output)
     if out_path:

@@ -31,9 +31,9 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
     are reported). `--update` records the current values; `--add --task T
     --gold G --run R [--metric M]` records a new entry.
     """
-    from evalkit import regression
-    from evalkit.errors import UsageError
-    from evalkit.safetext import visible
+    from evalkit.scoring import check as regression
+    from evalkit.core.errors import UsageError
+    from evalkit.core.safetext import visible
 
     if tolerance is not None and not (0 <= tolerance < float("inf")):
         raise UsageError(f"--tolerance must be a finite number >= 0 (got {tolerance})")
@@ -56,9 +56,9 @@ def check(baseline_path, tolerance, update, add, task, gold, run_path, metric, n
 
 
 def check_entries(base, baseline_path: str, tolerance: float | None, update: bool) -> None:
-    from evalkit import regression
-    from evalkit.errors import UsageError
-    from evalkit.safetext import visible
+    from evalkit.scoring import check as regression
+    from evalkit.core.errors import UsageError
+    from evalkit.core.safetext import visible
 
     if not base.entries:
         raise UsageError(f"{baseline_path}: the baseline has no entries; add some with --add")

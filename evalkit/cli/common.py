@@ -5,7 +5,7 @@ import functools
 
 import click
 
-from evalkit.options import MAX_DEPTH, MAX_SEED, ScoringOptions
+from evalkit.core.options import MAX_DEPTH, MAX_SEED, ScoringOptions
 
 MISSING_OPTION = click.option(
     "--missing",
@@ -25,14 +25,14 @@ COLUMN_OPTION = click.option("--column", default=None, help="Name of the list co
 
 def warn(message: str) -> None:
     """One warning line; control characters of file names and ids shown escaped; cut and counted past 1,000 characters."""
-    from evalkit.errors import bounded
-    from evalkit.safetext import visible
+    from evalkit.core.errors import bounded
+    from evalkit.core.safetext import visible
 
     click.echo(bounded(f"warning: {visible(message)}"), err=True)
 
 
 class WholeNumber(click.ParamType):
-    """An integer option under the rule the Python API applies (:func:`evalkit.options.whole_number`): one message."""
+    """An integer option under the rule the Python API applies (:func:`evalkit.core.options.whole_number`): one message."""
 
     name = "integer"
 
@@ -40,8 +40,8 @@ class WholeNumber(click.ParamType):
         self.what, self.low, self.high = what, low, high
 
     def convert(self, value, param, ctx):
-        from evalkit.errors import UsageError, shown
-        from evalkit.options import whole_number
+        from evalkit.core.errors import UsageError, shown
+        from evalkit.core.options import whole_number
 
         import re
 
@@ -74,7 +74,7 @@ class FiniteFloat(click.ParamType):
         self.minimum = minimum
 
     def convert(self, value, param, ctx):
-        from evalkit.values import ValueProblem, number, number_text
+        from evalkit.core.input_rules import ValueProblem, number, number_text
 
         try:  # the one number rule of every input: ASCII decimals, finite (float() would take 1_0 and Arabic digits)
             result = number_text(value, "") if isinstance(value, str) else number(value, "")
@@ -115,7 +115,7 @@ _SCORING_OPTIONS = {
 
 
 def scoring_options(*, without: tuple[str, ...] = (), own_metric: bool = False):
-    """The one set of scoring options (:class:`~evalkit.options.ScoringOptions`), handed to the command as ``scoring``.
+    """The one set of scoring options (:class:`~evalkit.core.options.ScoringOptions`), handed to the command as ``scoring``.
 
     ``without`` leaves out fields a command takes otherwise (``metrics`` where
     ``--metric`` names one metric; ``run_format`` where every file is read in
@@ -184,7 +184,7 @@ def echo_result(text: str) -> None:
     import sys
 
     if sys.stdout.isatty():
-        from evalkit.safetext import visible
+        from evalkit.core.safetext import visible
 
         text = visible(text, keep="\n\t")
     click.echo(text)

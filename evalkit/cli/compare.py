@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import (
     ALPHA_OPTION,
@@ -64,9 +64,9 @@ def compare(runs, gold_option, baseline, metric, binary, scoring, all_pairs, zer
     interval and letters, the runs tied with #1, and the two-way ANOVA.
     """
     from evalkit.api import compare as compare_runs
-    from evalkit.manifest import write_sidecar
+    from evalkit.io.manifest import write_sidecar
     from evalkit.report import compare_output
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of
 
     runs, gold = runs_and_gold("compare", runs, gold_option)
     output = out_format(out_path, output, OUTPUTS)

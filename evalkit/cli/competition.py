@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import FORCE_OPTION, scoring_options
 
 
 def _pairs(values, option: str, separator: str = "=") -> dict[str, str]:
     """``NAME=VALUE`` options as a mapping (one line for a malformed one)."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     out = {}
     for value in values:
@@ -67,7 +67,7 @@ def bundle(task, phases, out_path, title, description, starts, ends, detailed, t
     and submission-format pages written from the task's declaration.
     """
     from evalkit.competition import make_bundle
-    from evalkit.textio import parse_size
+    from evalkit.io.textio import parse_size
 
     pairs = [_pairs([p], "--phase", ":").popitem() for p in phases]
     options = {"submission_rule": submission_rule, "precision": precision, "max_submission_size": parse_size(max_submission_size),
@@ -128,7 +128,7 @@ def run(bundle_path, submission, phase, out_path, python, force):
     """
     from pathlib import Path
 
-    from evalkit.jsonout import strict
+    from evalkit.core.jsonout import strict
 
     from evalkit.competition.worker import run_submission
 
@@ -158,7 +158,7 @@ def _check_folder(path: str, force: bool, inputs: list[str]) -> None:
     """Refuse (before any work) an output folder that exists without --force, or that is an input."""
     import os
 
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if any(os.path.realpath(path) == os.path.realpath(i) for i in inputs):
         raise UsageError(f"{path}: is also an input; write the output elsewhere")
@@ -166,7 +166,7 @@ def _check_folder(path: str, force: bool, inputs: list[str]) -> None:
         raise UsageError(f"{path}: exists; pass --force to replace it")
     parent = os.path.dirname(os.path.normpath(path)) or "."
     if not os.path.isdir(parent):
-        from evalkit.outputs import output_label
+        from evalkit.io.transactions import output_label
 
         raise UsageError(f"{output_label(path)}: output folder {parent} does not exist")
 

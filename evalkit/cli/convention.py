@@ -31,7 +31,7 @@ SUFFIX_FORMATS = {".json": ("json",), ".md": ("markdown",), ".markdown": ("markd
 
 def runs_and_gold(command: str, paths: Sequence[str], gold: str | None) -> tuple[list[str], str]:
     """(runs, gold) of ``command``: ``--gold`` given, every path is a run; else the legacy form (the gold first)."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if gold is not None:
         return list(paths), gold
@@ -42,7 +42,7 @@ def runs_and_gold(command: str, paths: Sequence[str], gold: str | None) -> tuple
 
 def score_run_and_gold(run: str, gold: str | None, gold_option: str | None) -> tuple[str, str]:
     """``score RUN GOLD`` or ``score RUN --gold GOLD``: exactly one gold."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if gold is not None and gold_option is not None:
         raise UsageError(f"score: two golds ({gold} and --gold {gold_option}); give one: evalkit score RUN GOLD")
@@ -54,7 +54,7 @@ def score_run_and_gold(run: str, gold: str | None, gold_option: str | None) -> t
 @contextlib.contextmanager
 def swapped(command: str, gold: str, runs: Sequence[str]) -> Iterator[None]:
     """A gold read where a run goes (or a run where the gold goes) as one line saying which position wants what."""
-    from evalkit.errors import InputError, UsageError
+    from evalkit.core.errors import InputError, UsageError
 
     try:
         yield
@@ -80,7 +80,7 @@ def out_format(out_path: str | None, output: str | None, choices: Sequence[str],
     ``.md``, ``.tsv``), else ``default``; ``--output`` and a suffix naming another format: one line."""
     from pathlib import Path
 
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     suffix = Path(out_path).suffix.lower() if out_path else ""
     named = [f for f in SUFFIX_FORMATS.get(suffix, ()) if f in choices]

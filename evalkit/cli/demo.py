@@ -37,8 +37,8 @@ def example_files() -> tuple[Path, Path]:
 
 def own_outputs(folder: Path, outputs: list[Path]) -> dict[str, str] | None:
     """The previous demo's record (file name -> sha256) when every existing output is a file it wrote, unchanged since; else None."""
-    from evalkit.errors import EvalkitError, UsageError
-    from evalkit.textio import parse_json, read_input_bytes
+    from evalkit.core.errors import EvalkitError, UsageError
+    from evalkit.io.textio import parse_json, read_input_bytes
 
     existing = [Path(p) for p in outputs if os.path.lexists(p)]
     record_path = folder / RECORD
@@ -62,8 +62,8 @@ def own_outputs(folder: Path, outputs: list[Path]) -> dict[str, str] | None:
 
 def _record(folder: Path, written, recorded: dict[str, str], force: bool) -> dict[str, str]:
     """Stage RECORD: the earlier entries updated with the sha256 of every file staged so far."""
-    from evalkit.jsonout import strict
-    from evalkit.outputs import atomic_write
+    from evalkit.core.jsonout import strict
+    from evalkit.io.transactions import atomic_write
 
     outputs = {**recorded, **{Path(path).name: digest for path, digest in written.digests().items() if Path(path).name != RECORD}}
     atomic_write(folder / RECORD, strict({"evalkit_demo": 1, "outputs": outputs}, str(folder / RECORD), indent=1) + "\n", force=force)
@@ -75,16 +75,16 @@ def _record(folder: Path, written, recorded: dict[str, str], force: bool) -> dic
 @FORCE_OPTION
 def demo(out_dir, force):
     """BM25 on the shipped 4b-style example: run -> submission -> validate -> score -> report."""
-    from evalkit import render
+    from evalkit.report import text as render
     from evalkit.api import score
-    from evalkit.errors import UsageError
-    from evalkit.formats import read_qrels
+    from evalkit.core.errors import UsageError
+    from evalkit.io.formats import read_qrels
     from evalkit.pipelines.run import run_pipeline
-    from evalkit.report.writer import report_figures, write_report
+    from evalkit.api.report import report_figures, write_report
     from evalkit.tasks.submissions import validate, write_submission
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of, transaction
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of, transaction
 
-    from evalkit.errors import require
+    from evalkit.core.errors import require
 
     require("Stemmer", "`evalkit demo` (BM25 with a stemming analyzer)")  # a light install: one line before any folder is made
     collection, tweets = example_files()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import (
     ALLOW_PARTIAL_OPTION,
@@ -16,7 +16,7 @@ from evalkit.cli.common import (
 
 
 def parse_weights(text: str | None) -> list[float] | None:
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if text is None:
         return None
@@ -34,7 +34,7 @@ def parse_weights(text: str | None) -> list[float] | None:
 def parse_params(pairs: tuple[str, ...]) -> dict[str, float]:
     import math
 
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     params = {}
     for pair in pairs:
@@ -79,10 +79,10 @@ def fuse(runs, out_path, method, norm, weights, rrf_k, alpha, params, depth, opt
     LLM_norm = 1 - (rank - 1)/(N - 1)). List submissions have no scores:
     they are fused through their ranks (score = depth + 1 - rank).
     """
-    from evalkit.formats.trec_run import format_trec_run
-    from evalkit.fusion.api import fuse_runs, plain
-    from evalkit.manifest import write_sidecar
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.io.formats.trec_run import format_trec_run
+    from evalkit.api.fusion import fuse_runs, plain
+    from evalkit.io.manifest import write_sidecar
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of
 
     check_outputs([out_path, sidecar_of(out_path)], force, inputs=[*runs, optimize_on])
     result = fuse_runs(

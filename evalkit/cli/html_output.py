@@ -32,7 +32,7 @@ def page_options(command):
 
 def page_targets(html_path: str | None, json_path: str | None) -> list[str]:
     """The page outputs asked for, refused in one line when misnamed."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if html_path and not html_path.lower().endswith((".html", ".htm")):
         raise UsageError(f"{html_path}: the page is HTML; name it NAME.html")
@@ -43,7 +43,7 @@ def page_targets(html_path: str | None, json_path: str | None) -> list[str]:
 
 def read_texts(queries_path: str | None, corpus_path: str | None, trust_pickle: bool):
     """Query texts (``{id: text}``) and a corpus, or ``None`` for what was not given."""
-    from evalkit.formats.collections import read_corpus, read_queries
+    from evalkit.io.formats.collections import read_corpus, read_queries
 
     texts = read_queries(queries_path).as_dict() if queries_path else None
     corpus = read_corpus(corpus_path, trust_pickle=trust_pickle) if corpus_path else None

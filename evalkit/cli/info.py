@@ -62,7 +62,7 @@ def metrics():
 @click.command("formats")
 def formats_command():
     """List the file formats evalkit reads (auto-detected; force with --format, --corpus-format)."""
-    from evalkit.formats import formats
+    from evalkit.io.formats import formats
 
     for fmt in [f for f in formats() if f.kind != "collection"]:
         click.echo(f"{fmt.name:<20}{fmt.kind:<7}{fmt.description}")

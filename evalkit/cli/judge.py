@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import FORCE_OPTION, SEED
 
@@ -59,8 +59,8 @@ def judge(sheet, out_path, backend, model, base_url, api_key, prompt_path, max_g
     one-line error (relevance -1: unjudged), never guessed. Every row says
     who judged it: llm:MODEL@PROMPT-SHA256 or human:ASSESSOR.
     """
-    from evalkit.judging.judge_api import backend_kind
-    from evalkit.judging.judge_api import judge as run_judge
+    from evalkit.api.judge import backend_kind
+    from evalkit.api.judge import judge as run_judge
 
     kind = backend_kind(backend)
     if kind == "openai":

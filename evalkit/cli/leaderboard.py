@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import (
     ALPHA_OPTION,
@@ -67,14 +67,14 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     --latex, --csv and --figures write the overview paper's table (one row
     per team with --group-by) and per-topic figures.
     """
-    from evalkit.allpairs import AllPairsOptions
+    from evalkit.stats.allpairs import AllPairsOptions
     from evalkit.cli.html_output import page_targets, read_texts
-    from evalkit.comparison import CompareOptions
-    from evalkit.leaderboard import build_leaderboard, collect_runs
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.stats.comparison import CompareOptions
+    from evalkit.scoring.leaderboard import build_leaderboard, collect_runs
+    from evalkit.io.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
     from evalkit.report.leaderboard_judged import judged_columns
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of
 
     output = out_format(out_path, output, ("table", "markdown", "json"))
     folder = folder[0] if len(folder) == 1 else list(folder)  # one folder: the board as before
@@ -100,7 +100,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     policy = board.entries[0].scored.score.policy_lines()[:1] if board.entries else []
     policy += [board.task_note] if board.task_note else []
     if board.entries:
-        from evalkit.evaluation import MISSING_POLICIES
+        from evalkit.metrics.evaluation import MISSING_POLICIES
 
         policy_name = board.entries[0].scored.score.missing
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
@@ -152,9 +152,9 @@ def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, polic
               extra_html: str = "") -> list[tuple[str, str]]:
     """The HTML page and/or its JSON for a leaderboard (the gold read again for its documents and labels)."""
     from evalkit.cli.html_output import official_components, page_payloads
-    from evalkit.formats import read_qrels
+    from evalkit.io.formats import read_qrels
     from evalkit.report.page_data import PageInputs
-    from evalkit.runset import pick_run
+    from evalkit.scoring.runset import pick_run
     from evalkit.tasks import get_task
 
     names = [e.name for e in board.entries]

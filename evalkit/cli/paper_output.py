@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.pool import GROUP_BY_HELP, GROUP_ON_OPTION
 

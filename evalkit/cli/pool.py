@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import COLUMN_OPTION, FORCE_OPTION, RUN_FORMAT_OPTION, print_notes
 
@@ -46,11 +46,11 @@ def pool(runs, depth, out_path, group_by, group_on, seed, blind, summary_path, q
     group, pooled). --queries and --corpus put the texts assessors read on
     the sheet.
     """
-    from evalkit.errors import UsageError
-    from evalkit.judging import pool_summary
-    from evalkit.judging.api import pool as make_pool
+    from evalkit.core.errors import UsageError
+    from evalkit.report import pool_summary
+    from evalkit.api.judging import pool as make_pool
     from evalkit.judging.sheet import formula_like_ids
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of
 
     if summary_path and not summary_path.lower().endswith((".md", ".json")):
         raise UsageError(f"--summary {summary_path}: name it NAME.md (Markdown) or NAME.json")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.html_output import page_options
 from evalkit.cli.common import (
@@ -56,11 +56,11 @@ def report(runs, gold_option, out_path, baseline, metric, pair, top, length_buck
     from pathlib import Path
 
     from evalkit.cli.html_output import official_components, page_payloads, page_targets, read_texts
-    from evalkit.comparison import CompareOptions
-    from evalkit.errors import UsageError
-    from evalkit.manifest import input_entry
-    from evalkit.report.writer import prepare_report, report_figures, save_markdown
-    from evalkit.outputs import atomic_write, check_outputs
+    from evalkit.stats.comparison import CompareOptions
+    from evalkit.core.errors import UsageError
+    from evalkit.io.manifest import input_entry
+    from evalkit.api.report import prepare_report, report_figures, save_markdown
+    from evalkit.io.transactions import atomic_write, check_outputs
 
     runs, gold = runs_and_gold("report", runs, gold_option)
     if out_path and out_path.lower().endswith(".json"):

@@ -36,7 +36,7 @@ def repro(gold, baseline, advanced, repro_baseline, repro_advanced, repro_gold, 
     t-test p-values. Every run is scored as `evalkit score` scores it; -m adds
     measures to the task's official one.
     """
-    from evalkit.outputs import atomic_write, check_outputs
+    from evalkit.io.transactions import atomic_write, check_outputs
     from evalkit.report.reproduction import repro as measure
 
     if output is None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
 from evalkit.cli.convention import GOLD_OPTION, out_format, runs_and_gold, swapped
@@ -34,9 +34,9 @@ def reuse(runs, gold_option, depth, group_by, group_on, metric, scoring, output,
     leaderboard (Zobel 1998; Buckley et al. 2007); with --out, a figure of
     every run's score before and after.
     """
-    from evalkit.judging.api import reuse as reuse_test
-    from evalkit.judging.reuse_output import as_json, as_markdown, as_table, figure_path, write_reuse
-    from evalkit.outputs import check_outputs, sidecar_of
+    from evalkit.api.judging import reuse as reuse_test
+    from evalkit.report.reuse_output import as_json, as_markdown, as_table, figure_path, write_reuse
+    from evalkit.io.transactions import check_outputs, sidecar_of
 
     runs, gold = runs_and_gold("reuse", runs, gold_option)
     kind = out_format(out_path, output, ("table", "markdown", "json"))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import FORCE_OPTION, SEED, FiniteFloat
 
@@ -26,14 +26,14 @@ def corpus_options(func):
 
 
 def _echo(message: str) -> None:
-    from evalkit.safetext import visible
+    from evalkit.core.safetext import visible
 
     click.echo(f"[evalkit] {visible(message)}", err=True)
 
 
 def _announce(message: str) -> None:
     """``message`` as :func:`_echo` prints it, once the outputs are committed."""
-    from evalkit.safetext import visible
+    from evalkit.core.safetext import visible
 
     announce(f"[evalkit] {visible(message)}")
 
@@ -83,11 +83,11 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     Writes the run (TREC), a manifest, optionally the submission and a
     report (every stage's run goes next to OUT as OUT-STEM.STAGE.trec).
     """
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
     from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.run import check_training_pair, load_pipeline, run_pipeline
-    from evalkit.report.writer import report_figures
-    from evalkit.outputs import check_outputs, sidecar_of
+    from evalkit.api.report import report_figures
+    from evalkit.io.transactions import check_outputs, sidecar_of
 
     check_training_pair(train_queries, train_qrels)
     if report_path and not gold:
@@ -124,7 +124,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     )
     the_gold = None
     if gold:
-        from evalkit.formats import read_qrels
+        from evalkit.io.formats import read_qrels
 
         the_gold = read_qrels(gold)
     result = run_pipeline(
@@ -152,8 +152,8 @@ def _write_stage(run, name: str, path: Path, force: bool):
     from dataclasses import replace
 
     from evalkit.data import Source
-    from evalkit.formats.trec_run import format_trec_run
-    from evalkit.outputs import atomic_write
+    from evalkit.io.formats.trec_run import format_trec_run
+    from evalkit.io.transactions import atomic_write
 
     text = format_trec_run(run, tag=run.name)
     atomic_write(path, text, force=force)
@@ -162,7 +162,7 @@ def _write_stage(run, name: str, path: Path, force: bool):
 
 def _score_and_report(result, gold, stage_runs: list, report_path: str | None, force: bool, baseline_timings=None) -> None:
     """Score the pipeline's run in memory, then report on every stage's run (as held in memory, named as their files)."""
-    from evalkit import render
+    from evalkit.report import text as render
     from evalkit.api import score as score_run
     from evalkit.cli.common import warn
 
@@ -198,7 +198,7 @@ def train(system, corpus, corpus_format, queries_format, mapping, trust_pickle, 
 @click.command("systems")
 def systems():
     """List the registered systems with their options, and the shipped pipeline configs."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
     from evalkit.pipelines.config import shipped_configs
     from evalkit.pipelines.registry import describe_options, distributed_work, get_system_class, system_names
 
@@ -217,6 +217,6 @@ def systems():
     configs = shipped_configs()
     if configs:
         click.echo("shipped pipeline configs: " + ", ".join(configs))
-    from evalkit.formats.collections import format_names
+    from evalkit.io.formats.collections import format_names
 
     click.echo("collection and query formats: " + ", ".join(format_names()))

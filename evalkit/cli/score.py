@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import FORCE_OPTION, echo_result, scoring_options, warn
 from evalkit.cli.convention import GOLD_OPTION, out_format, score_run_and_gold, swapped
@@ -34,10 +34,10 @@ def score(run, gold, gold_option, scoring, output, out_path, per_query, force):
     qrels. The ranking rule and the missing-query policy are printed with
     every result.
     """
-    from evalkit import render
+    from evalkit.report import text as render
     from evalkit.api import score as score_run
-    from evalkit.manifest import write_sidecar
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of
+    from evalkit.io.manifest import write_sidecar
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of
 
     run, gold = score_run_and_gold(run, gold, gold_option)
     output = out_format(out_path, output, OUTPUTS)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.outputs import announce
+from evalkit.io.transactions import announce
 
 from evalkit.cli.common import COLUMN_OPTION, DEPTH, FORCE_OPTION, RUN_FORMAT_OPTION, warn
 
@@ -28,10 +28,10 @@ def submit(run, task, out_path, queries, depth, dedupe, run_format, column, forc
     an invalid result is refused (exit 2). Written atomically, never over an
     existing file without --force, with OUT.manifest.json beside it.
     """
-    from evalkit.formats import read_run
+    from evalkit.io.formats import read_run
     from evalkit.tasks import get_task
     from evalkit.tasks.submissions import format_for_task, write_submission
-    from evalkit.outputs import check_outputs, sidecar_of
+    from evalkit.io.transactions import check_outputs, sidecar_of
 
     the_task = get_task(task)
     format_for_task(the_task)

@@ -34,8 +34,8 @@ def topics_needed(folder, gold, scoring, patterns, differences, power, alpha, sy
     t-test needs, and those for an expected CI no wider than --difference.
     Also printed: the power this edition had for each adjacent pair.
     """
-    from evalkit.leaderboard import collect_files
-    from evalkit.outputs import atomic_write, check_outputs
+    from evalkit.scoring.leaderboard import collect_files
+    from evalkit.io.transactions import atomic_write, check_outputs
     from evalkit.report.topic_design import topics_needed as design_topics
 
     if output is None:

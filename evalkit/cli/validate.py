@@ -33,7 +33,7 @@ def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     Each problem is printed as FILE:LINE: problem, then a one-line verdict.
     Exit code 0 when valid, 1 when not, 2 when FILE cannot be read.
     """
-    from evalkit.safetext import visible
+    from evalkit.core.safetext import visible
     from evalkit.tasks.submissions import validate as check_submission
 
     checked = check_submission(file, task, gold=gold, queries=queries, split=split, collection_ids=collection_ids, depth=depth)

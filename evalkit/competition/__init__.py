@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.competition.bundle import BundleResult
-    from evalkit.options import ScoringOptions
+    from evalkit.core.options import ScoringOptions
     from evalkit.competition.lint import Problem
     from evalkit.competition.worker import WorkerRun
 
@@ -58,7 +58,7 @@ def make_bundle(
     ``full`` (evalkit's per-query page: a public gold) or ``summary``; ``terms``
     is a terms file. ``scoring`` (or its fields as keywords: ``metrics``,
     ``missing``, ``allow_partial``, ``relevance_level``, ``depth``...) is how
-    every submission is scored (:class:`~evalkit.options.ScoringOptions`; extra
+    every submission is scored (:class:`~evalkit.core.options.ScoringOptions`; extra
     ``metrics`` become extra columns). The other ``options`` are
     :class:`~evalkit.competition.settings.BundleSettings` fields
     (``docker_image``, ``submission_rule``, ``precision``,
@@ -71,7 +71,7 @@ def make_bundle(
 
     from evalkit.competition.bundle import write_bundle
     from evalkit.competition.settings import bundle_settings, phase_settings
-    from evalkit.options import ScoringOptions
+    from evalkit.core.options import ScoringOptions
     from evalkit.tasks import get_task
 
     name = get_task(task).name
@@ -82,7 +82,7 @@ def make_bundle(
     chosen = phase_settings(name, list(phases), starts=starts, ends=ends, detailed=detailed, **limits)
     terms_text = None
     if terms:
-        from evalkit.textio import read_input_bytes
+        from evalkit.io.textio import read_input_bytes
 
         terms_text = read_input_bytes(terms, 1 << 20).decode("utf-8", "replace")
     settings = bundle_settings(name, chosen, title=title, description=description, terms=terms_text, scoring=chosen_scoring, **options)

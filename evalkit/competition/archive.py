@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.competition.codabench import extracted_name
-from evalkit.errors import InputError
-from evalkit.textio import CHUNK, max_input_bytes, read_input_bytes, read_zip_member
+from evalkit.core.errors import InputError
+from evalkit.io.textio import CHUNK, max_input_bytes, read_input_bytes, read_zip_member
 
 MAX_MEMBERS = 10_000  # members of one archive (a zip of a million empty files is refused before any work)
 

@@ -33,8 +33,8 @@ import numpy as np
 from evalkit.competition import codabench, pages
 from evalkit.competition.columns import Column, columns_for
 from evalkit.competition.settings import BundleSettings
-from evalkit.errors import EvalkitError, UsageError
-from evalkit.jsonout import strict
+from evalkit.core.errors import EvalkitError, UsageError
+from evalkit.core.jsonout import strict
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member dates: the same inputs give the same bytes
 
@@ -68,7 +68,7 @@ def gold_run(qrels, labels: bool, fill: int = 0):
     ``fill``, each query's list filled up to ``fill`` ids with ids the gold never judges, ranked after its own
     (labelled Not Enough Information), so that it keeps a task's submission depth."""
     from evalkit.data import Run
-    from evalkit.labels import NEI
+    from evalkit.data.labels import NEI
 
     order = np.lexsort((-qrels.grades, qrels.qidx))
     qids = [str(q) for q in qrels.query_ids[qrels.qidx[order]].tolist()]
@@ -95,7 +95,7 @@ def submission_text(task, run) -> tuple[str, str]:
     """(member name, text) of ``run`` written as the task's submission file (a TREC run for a task without one)."""
     fmt = task.submission_format
     if fmt is None:
-        from evalkit.formats.trec_run import format_trec_run
+        from evalkit.io.formats.trec_run import format_trec_run
 
         return "run.trec", format_trec_run(run, tag="gold")
     from evalkit.submission import Expectations
@@ -106,7 +106,7 @@ def submission_text(task, run) -> tuple[str, str]:
 
 
 def read_gold(task, path: str):
-    from evalkit.inputs import as_qrels
+    from evalkit.io.reading import as_qrels
 
     qrels = as_qrels(path)
     found = qrels.source.format if qrels.source else ""
@@ -118,10 +118,10 @@ def read_gold(task, path: str):
 def gold_file(gold: str, read) -> tuple[str, bytes]:
     """(member name, bytes) of a phase's gold in its reference data: the file, or an ``irds:`` dataset's judgments as the
     TREC qrels lines evalkit read (the worker has no ir_datasets and no network)."""
-    from evalkit.datasets import dataset_name, is_dataset_id
+    from evalkit.io.datasets import dataset_name, is_dataset_id
 
     if is_dataset_id(gold):
-        from evalkit.datasets.irds import qrels_lines
+        from evalkit.io.datasets.irds import qrels_lines
 
         name = dataset_name(gold)
         return f"{_slug(name.replace('/', '_'))}.qrels", qrels_lines(name)
@@ -129,7 +129,7 @@ def gold_file(gold: str, read) -> tuple[str, bytes]:
 
 
 def _gold_label(gold: str) -> str:
-    from evalkit.datasets import is_dataset_id
+    from evalkit.io.datasets import is_dataset_id
 
     return gold if is_dataset_id(gold) else Path(gold).name
 
@@ -172,7 +172,7 @@ def bundle_files(settings: BundleSettings, task, qrels_by_phase: dict, columns: 
     from evalkit.competition.logo import draw_logo
     from evalkit.competition.program import program_files
     from evalkit.competition.scoring import REFERENCE_CONFIG
-    from evalkit.textio import read_input_bytes
+    from evalkit.io.textio import read_input_bytes
 
     files: dict[str, bytes] = {}
     references = []
@@ -209,7 +209,7 @@ class Figures:
 
 def figures_of(task, qrels, settings: BundleSettings) -> Figures:
     from evalkit.competition.scoring import score_run
-    from evalkit.errors import PartialRunError
+    from evalkit.core.errors import PartialRunError
 
     perfect = gold_run(qrels, task.labels_required)
     scored, _ = score_run(task, qrels, perfect, settings.options_for(task.name, allow_partial=True))
@@ -228,7 +228,7 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
     hold, under each column's key, exactly the figure evalkit gives in process for the same file."""
     from evalkit.competition.scoring import score_run
     from evalkit.competition.worker import run_submission
-    from evalkit.inputs import as_run
+    from evalkit.io.reading import as_run
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="evalkit-bundle-test-") as folder:
@@ -259,11 +259,11 @@ def self_test(path: Path, settings: BundleSettings, task, qrels_by_phase: dict, 
 
 def write_bundle(settings: BundleSettings, out: str | Path, *, force: bool = False, test: bool = True) -> BundleResult:
     """Write the bundle for ``settings`` to ``out`` (see the module docstring); its result and manifest."""
-    from evalkit.inputs import input_entry
+    from evalkit.io.reading import input_entry
     from evalkit.competition.lint import lint_bundle
-    from evalkit.manifest import build_manifest, write_sidecar
+    from evalkit.io.manifest import build_manifest, write_sidecar
     from evalkit.tasks import get_task
-    from evalkit.outputs import atomic_write, check_outputs, sidecar_of, transaction
+    from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of, transaction
 
     target = Path(out)
     if target.suffix.lower() != ".zip":

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 
 from evalkit.competition import codabench
-from evalkit.tasks import climatecheck2025_retrieval as cc1
-from evalkit.tasks import climatecheck2025_verification as cc2
+from evalkit.tasks.climatecheck2025 import retrieval as cc1
+from evalkit.tasks.climatecheck2025 import verification as cc2
 
 # the ClimateCheck organisers' scorer prints these names (its scores.txt lines) for evalkit's figures
 _CLIMATECHECK = {
@@ -94,7 +94,7 @@ def definition_of(task, label: str, official_label: str) -> str:
     own = (getattr(task, "figure_definitions", None) or {}).get(label) or FIGURE_DEFINITIONS.get(label)
     if own:
         return own
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
     from evalkit.metrics import parse_metric
 
     try:

@@ -19,7 +19,7 @@ from evalkit.competition import lint_board  # noqa: F401
 from evalkit.competition import lint_evalkit  # noqa: F401
 from evalkit.competition.archive import Archive
 from evalkit.competition.lint_base import _CHECKS, RULES, TEXT_LIMIT, Bundle, Problem, rule
-from evalkit.errors import EvalkitError
+from evalkit.core.errors import EvalkitError
 
 
 def all_rules() -> dict[str, str]:
@@ -59,8 +59,8 @@ R_YAML = rule("yaml", "competition.yaml is UTF-8 YAML holding a mapping (read wi
 def lint_bundle(path: str, notes: list[str] | None = None) -> list[Problem]:
     """Every problem of the bundle zip at ``path`` (an unreadable input file raises, as everywhere in evalkit); what the
     bundle does appended to ``notes`` (:func:`lint_archive`)."""
-    from evalkit.errors import InputError
-    from evalkit.textio import check_regular
+    from evalkit.core.errors import InputError
+    from evalkit.io.textio import check_regular
 
     check_regular(path)
     try:

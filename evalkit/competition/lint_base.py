@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from evalkit.competition import codabench
 from evalkit.competition.archive import Archive
-from evalkit.errors import EvalkitError
+from evalkit.core.errors import EvalkitError
 
 RULES: dict[str, str] = {}  # rule id -> what it checks (and where Codabench does it)
 _CHECKS: list[Callable[["Bundle"], None]] = []

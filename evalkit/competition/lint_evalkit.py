@@ -10,7 +10,7 @@ from evalkit.competition import codabench
 from evalkit.competition.archive import Archive
 from evalkit.competition.lint_base import TEXT_LIMIT, Bundle, check, is_int, mapping_items, rule
 from evalkit.competition.scoring import PROGRAM_CONFIG, REFERENCE_CONFIG
-from evalkit.errors import EvalkitError
+from evalkit.core.errors import EvalkitError
 
 R_PRIMARY = rule("primary-index", "primary_index is the index of a column (Codabench ranks by that column; none: the page fails)")
 R_ONE_BOARD = rule("one-leaderboard", "one leaderboard: Codabench attaches the first to every phase, so a second never gets scores")

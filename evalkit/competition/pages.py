@@ -42,8 +42,8 @@ def overview(settings, task, n_queries: dict[str, int]) -> str:
 
 
 def evaluation(settings, task, columns: Sequence[Column], official_label: str, refuses_partial: bool) -> str:
-    from evalkit.evaluation import MISSING_POLICIES, PARTIAL_THRESHOLD
-    from evalkit.ranking import RANKING_RULE
+    from evalkit.metrics.evaluation import MISSING_POLICIES, PARTIAL_THRESHOLD
+    from evalkit.data.ranking import RANKING_RULE
 
     missing = settings.scoring.missing or task.default_missing
     lines = ["# Evaluation", "", f"**Official score ({columns[0].title}):** {task.official_definition}.", "",

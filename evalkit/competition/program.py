@@ -27,8 +27,8 @@ from typing import Any
 from evalkit._version import __version__
 from evalkit.competition.columns import Column
 from evalkit.competition.scoring import PROGRAM_CONFIG
-from evalkit.errors import UsageError
-from evalkit.jsonout import strict
+from evalkit.core.errors import UsageError
+from evalkit.core.jsonout import strict
 
 COMMAND = "python3 $program/score.py $input $output"
 REQUIREMENTS = "numpy>=1.24\n"  # the only third-party import of the scoring path (the py312 image has numpy 1.26.4)
@@ -44,7 +44,7 @@ from evalkit.competition.scoring import main  # noqa: E402
 
 sys.exit(main(HERE))
 '''
-_SKIP_PARTS = {"__pycache__", "_native_src"}
+_SKIP_PARTS = {"__pycache__", "csrc"}
 _DATA_SUFFIXES = {".py", ".js", ".css", ".html", ".typed"}
 
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 import html
 from typing import Any, Mapping, Sequence
 
-from evalkit.jsonout import strict
+from evalkit.core.jsonout import strict
 
 DETAIL_MODES = ("full", "summary")
 
 
 def full_page(title: str, task, qrels, scored, manifest: Mapping[str, Any]) -> str:
-    """evalkit's HTML page (:mod:`evalkit.report.html_page`) for one scored run (a :class:`~evalkit.runset.ScoredRun`)."""
-    from evalkit.comparison import CompareOptions
+    """evalkit's HTML page (:mod:`evalkit.report.html_page`) for one scored run (a :class:`~evalkit.scoring.runset.ScoredRun`)."""
+    from evalkit.stats.comparison import CompareOptions
     from evalkit.report.html_page import render_page
     from evalkit.report.page_data import PageInputs, board_of_runs, build_page_data
-    from evalkit.runset import comparison_metric
+    from evalkit.scoring.runset import comparison_metric
 
     score = scored.score
     metric = comparison_metric(task, score)

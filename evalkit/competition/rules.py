@@ -25,7 +25,7 @@ MODE_TEXT = {
 
 def check_mode(mode: str) -> str:
     """``mode`` when it is one of :data:`MODES`, else one line."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if mode not in MODES:
         raise UsageError(f"--submission-rules {mode!r}: choose {' or '.join(MODES)}")

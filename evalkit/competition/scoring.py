@@ -27,8 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.errors import EvalkitError, InputError, PartialRunError, UsageError
-from evalkit.jsonout import strict
+from evalkit.core.errors import EvalkitError, InputError, PartialRunError, UsageError
+from evalkit.core.jsonout import strict
 
 PROGRAM_CONFIG = "evalkit-scoring.json"
 REFERENCE_CONFIG = "evalkit-reference.json"
@@ -57,7 +57,7 @@ class ScoredSubmission:
 
 
 def read_json(path: Path, what: str) -> dict:
-    from evalkit.textio import parse_json, read_input_bytes
+    from evalkit.io.textio import parse_json, read_input_bytes
 
     if not path.is_file():
         raise UsageError(f"{what} {path.name} is missing from {path.parent} (rebuild the bundle with evalkit competition bundle)")
@@ -148,9 +148,9 @@ def check_figures(values: dict[str, float], columns: list[dict], undefined: str 
 
 def score_run(task, qrels, run, scoring) -> tuple:
     """(the run scored as ``evalkit score`` scores it, its manifest): the task's own ``score`` under ``scoring``."""
-    from evalkit.inputs import input_entry
-    from evalkit.manifest import build_manifest
-    from evalkit.runset import score_one
+    from evalkit.io.reading import input_entry
+    from evalkit.io.manifest import build_manifest
+    from evalkit.scoring.runset import score_one
 
     name = Path(run.source.path).name if run.source is not None else run.name
     scored = score_one(task, qrels, run, name, scoring.metrics, scoring)
@@ -166,10 +166,10 @@ def score_submission(program: Path, input_dir: Path, output_dir: Path) -> Scored
     """Score ``input_dir/res`` against ``input_dir/ref`` and write scores.json and detailed_results.html."""
     from evalkit.competition.results_page import full_page, summary_page
     from evalkit.competition.rules import ENFORCE, apply_rules, check_mode
-    from evalkit.inputs import as_qrels, as_run
-    from evalkit.options import ScoringOptions
-    from evalkit.outputs import atomic_write
-    from evalkit.textio import MAX_INPUT_ENV
+    from evalkit.io.reading import as_qrels, as_run
+    from evalkit.core.options import ScoringOptions
+    from evalkit.io.transactions import atomic_write
+    from evalkit.io.textio import MAX_INPUT_ENV
 
     try:
         config = read_json(program / PROGRAM_CONFIG, "the scoring program's configuration")

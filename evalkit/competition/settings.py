@@ -17,8 +17,8 @@ from typing import Mapping, Sequence
 from evalkit.competition import codabench
 from evalkit.competition.results_page import DETAIL_MODES
 from evalkit.competition.rules import ENFORCE, check_mode
-from evalkit.errors import UsageError, listed, unquoted
-from evalkit.options import ScoringOptions
+from evalkit.core.errors import UsageError, listed, unquoted
+from evalkit.core.options import ScoringOptions
 
 PUBLIC_GOLD_PHASES = ("dev", "train", "practice", "valid")  # a phase whose name holds one of these shows the full page
 DEFAULT_PHASE_DAYS = 28

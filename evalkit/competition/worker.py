@@ -42,7 +42,7 @@ from pathlib import Path
 
 from evalkit.competition import codabench
 from evalkit.competition.archive import Archive, extract
-from evalkit.errors import EvalkitError, UsageError, listed, unquoted
+from evalkit.core.errors import EvalkitError, UsageError, listed, unquoted
 
 LOG_LIMIT = 64 << 10  # bytes of the program's stdout / stderr kept
 PYTHON_NAMES = ("python3", "python", "/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python", "/usr/local/bin/python")
@@ -293,8 +293,8 @@ def run_submission(bundle_path: str, submission: str, phase: str | None = None, 
     leaderboard row and the scoring output's files (``detailed_results.html``...).
     """
     from evalkit.competition.lint import lint_bundle
-    from evalkit.manifest import build_manifest, input_entry
-    from evalkit.textio import check_regular
+    from evalkit.io.manifest import build_manifest, input_entry
+    from evalkit.io.textio import check_regular
 
     check_regular(submission)
     errors = [p for p in lint_bundle(bundle_path) if p.severity == "error"]

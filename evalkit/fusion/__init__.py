@@ -29,7 +29,7 @@ the ranking rule (doc id descending) decides, whatever the order of the runs.
 
 One door for the package: :mod:`.methods` (what is known), :mod:`.combine` (:func:`fuse`),
 :mod:`.native` (evalkit's numpy computation), :mod:`.ranx_backend` (ranx and :func:`optimize`),
-:mod:`.alpha` (alpha fusion), :mod:`.queries` (the query set), :mod:`.api` (:func:`~evalkit.fusion.api.fuse_runs`, what ``evalkit fuse`` does).
+:mod:`.alpha` (alpha fusion), :mod:`.queries` (the query set), :mod:`.api` (:func:`~evalkit.api.fusion.fuse_runs`, what ``evalkit fuse`` does).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from evalkit.data import Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.fusion.methods import FLOOR, exact_rescale
 
 DEFAULT_ALPHA = 0.4

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from evalkit.data import Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.fusion.alpha import DEFAULT_ALPHA, alpha_fusion
 from evalkit.fusion.methods import check_norm, get_method, resolve_params
 from evalkit.fusion.queries import query_union

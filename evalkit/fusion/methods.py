@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from evalkit.errors import UsageError, listed, unquoted
+from evalkit.core.errors import UsageError, listed, unquoted
 
 DEFAULT_RRF_K = 60
 FLOOR = 1e-9  # ranx's denominator floor (min-max, max, sum, zmuv)

@@ -5,7 +5,7 @@ query, document) becomes one entry, each (run, query) group is normalised
 with ``ufunc.reduceat``, and the groups are combined per (query, document)
 pair with the same floating-point operations as ranx, in the same order (sums
 accumulate left to right from 0), so the fused scores equal ranx's ``fuse``
-(cross-checked to 1e-12 in ``tests/test_fusion_native.py``). Notation, per
+(cross-checked to 1e-12 in ``tests/fusion/test_fusion_native.py``). Notation, per
 run ``r`` and query: ``s`` its scores (list runs: ``D + 1 - rank``, as
 :meth:`~evalkit.data.Run.to_scores`), ``n`` how many it retrieved, ``p`` a
 document's 0-based position under the ranking rule (score descending, ties by
@@ -183,7 +183,7 @@ def normalise(entries: Entries, norm: str | None) -> tuple[np.ndarray, np.ndarra
 
 
 def _doc_descending_key(doc_ids: np.ndarray) -> np.ndarray:
-    from evalkit.ranking import doc_descending_key
+    from evalkit.data.ranking import doc_descending_key
 
     return doc_descending_key(doc_ids) if len(doc_ids) else np.zeros(0, dtype=np.int64)
 
@@ -289,7 +289,7 @@ def combine(method: str, pairs: Pairs, params: Mapping[str, Any]) -> np.ndarray:
 
 def check_params(method: str, params: Mapping[str, Any]) -> None:
     """ranx's own checks on the method parameters, as one-line errors."""
-    from evalkit.errors import UsageError
+    from evalkit.core.errors import UsageError
 
     if method == "combgmnz" and "gamma" not in params:
         raise UsageError("fusion method combgmnz needs its gamma parameter (e.g. --param gamma=0.5)")

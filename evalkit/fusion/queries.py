@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from evalkit.data import Run
-from evalkit.errors import PartialRunError, listed, unquoted
+from evalkit.core.errors import PartialRunError, listed, unquoted
 
 
 def query_union(runs: Sequence[Run], allow_partial: bool = False) -> list[str]:

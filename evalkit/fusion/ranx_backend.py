@@ -8,7 +8,7 @@ import sys
 from typing import Any, Sequence
 
 from evalkit.data import Qrels, Run
-from evalkit.errors import PartialRunError, UsageError
+from evalkit.core.errors import PartialRunError, UsageError
 from evalkit.fusion.methods import SCALE_INVARIANT_NORMS, FusionMethod, check_norm, exact_rescale, get_method
 from evalkit.fusion.queries import query_union
 
@@ -18,7 +18,7 @@ RANX_METRIC = {"MRR": "mrr", "Recall": "recall", "nDCG": "ndcg", "P": "precision
 
 def require_ranx(feature: str) -> None:
     """ranx importable, or one line naming the extra that brings it."""
-    from evalkit.errors import require
+    from evalkit.core.errors import require
 
     with quiet_numba():
         require("ranx", feature)
@@ -112,7 +112,7 @@ def optimize(
         from ranx import Qrels as RanxQrels
         from ranx import optimize_fusion
 
-    from evalkit.progress import shows_bars
+    from evalkit.core.progress import shows_bars
 
     kwargs: dict[str, Any] = {"show_progress": show_progress and shows_bars()}  # ranx's tqdm bar: on a terminal only
     if chosen.params == ("weights",):

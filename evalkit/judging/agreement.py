@@ -19,7 +19,7 @@ reference; with tied scores Urbano and Marrero's tau_AP,b), rank-biased
 overlap of the two orders (extrapolated, persistence ``p``;
 :mod:`evalkit.stats.rank_correlation`) and every pair of runs whose order
 flips (strictly ordered both ways), with whether the all-pairs procedure
-(:mod:`evalkit.allpairs`) calls its difference significant under A and
+(:mod:`evalkit.stats.allpairs`) calls its difference significant under A and
 under B.
 """
 from __future__ import annotations
@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.stats.agreement import cohen_kappa, confusion_matrix, krippendorff_alpha_pair
 from evalkit.stats.rank_correlation import kendall_tau, rbo, tau_ap, tau_ap_b
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.allpairs import AllPairs
+    from evalkit.stats.allpairs import AllPairs
     from evalkit.data import Qrels
 
 

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 MAX_PATTERN = 1_000  # characters: a group pattern is a few dozen
 SEARCH_SECONDS = 1.0  # per name: a sane pattern takes microseconds on a file name

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
-from evalkit.errors import InputError
+from evalkit.core.errors import InputError
 
 MAX_JOURNAL_BYTES = 1 << 30
 

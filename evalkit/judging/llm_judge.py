@@ -27,7 +27,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from evalkit.errors import InputError, UsageError
+from evalkit.core.errors import InputError, UsageError
 from evalkit.judging.journal import Journal, judgment_key
 from evalkit.judging.prompt import Prompt, read_grade
 from evalkit.judging.sheet import FORMULA_START
@@ -97,8 +97,8 @@ def uninert(text: str) -> str:
 
 def read_sheet(path: str) -> Sheet:
     """A judging sheet (``query_id, doc_id, relevance``...; texts and ``judge`` columns optional), read whole, checked."""
-    from evalkit.formats.tables import find_column, header_delimiter, read_delimited
-    from evalkit.textio import load
+    from evalkit.io.formats.tables import find_column, header_delimiter, read_delimited
+    from evalkit.io.textio import load
 
     loaded = load(path)
     delimiter = header_delimiter(loaded)
@@ -162,7 +162,7 @@ def judge_sheet(sheet: Sheet, backend: ChatBackend, settings: JudgeSettings, jou
                 human: Mapping[tuple[str, str], float] | None = None, query_texts: Mapping[str, str] | None = None,
                 doc_texts: Mapping[str, str] | None = None, rows: Sequence[int] | None = None) -> JudgeResult:
     """Grade the empty rows of ``sheet`` (those of ``rows`` only, if given) with ``backend``; see the module docstring."""
-    from evalkit.values import ValueProblem, number_text
+    from evalkit.core.input_rules import ValueProblem, number_text
 
     chosen = list(range(len(sheet.rows))) if rows is None else list(rows)
     header = list(sheet.header) + [c for c in JUDGE_COLUMNS if c not in sheet.column]

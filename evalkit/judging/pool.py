@@ -4,7 +4,7 @@ Definitions (TREC pooling; Sparck Jones and van Rijsbergen 1975, Voorhees and
 Harman 2005, ch. 2; Zobel 1998 for unique contributions):
 
 * ``top_k(r, q)``: the documents at ranks 1..k of run ``r`` for query ``q``
-  under evalkit's ranking rule (:func:`evalkit.ranking.rank_run`: score
+  under evalkit's ranking rule (:func:`evalkit.data.ranking.rank_run`: score
   descending, ties by document id descending; list runs in list order; a
   repeated document counts once, at its first position, and its repeat still
   takes a rank -- exactly the documents ``--depth k`` scores);
@@ -27,8 +27,8 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Run
-from evalkit.errors import UsageError, listed, unquoted
-from evalkit.ids import factorize
+from evalkit.core.errors import UsageError, listed, unquoted
+from evalkit.data.ids import factorize
 
 
 def check_depth(depth: int) -> int:

@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.errors import InputError, UsageError
+from evalkit.core.errors import InputError, UsageError
 
 DEFAULT_PROMPT = Path(__file__).with_name("prompts") / "umbrela.txt"
 SECTION = re.compile(r"^\[(system|user)\]\s*$", re.M)

@@ -3,7 +3,7 @@
 Where it lives:
 
 * evalkit's judging sheet: a ``judge`` column (and ``judge_error`` for an LLM
-  answer that gave no grade); :mod:`evalkit.formats.judging_sheet` ignores
+  answer that gave no grade); :mod:`evalkit.io.formats.judging_sheet` ignores
   both, so the sheet scores as before;
 * a plain TREC qrels (``query 0 document grade``) stays plain, for trec_eval
   and every other reader: its provenance goes to the sidecar
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from evalkit.errors import InputError
+from evalkit.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.data import Qrels, Run
@@ -66,8 +66,8 @@ def qrels_texts(rows: list[tuple[str, str, str, str]]) -> tuple[str, str]:
 
 
 def _read_table(path: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    from evalkit.formats.tables import header_delimiter, read_delimited
-    from evalkit.textio import load
+    from evalkit.io.formats.tables import header_delimiter, read_delimited
+    from evalkit.io.textio import load
 
     loaded = load(path)
     header, records = read_delimited(loaded, header_delimiter(loaded))

@@ -32,11 +32,11 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data import Qrels
-from evalkit.errors import UsageError, listed, unquoted
-from evalkit.ids import positions_in
+from evalkit.core.errors import UsageError, listed, unquoted
+from evalkit.data.ids import positions_in
 from evalkit.judging.pool import Pool, build_pool
-from evalkit.options import ScoringOptions
-from evalkit.runset import ScoredRun, score_one
+from evalkit.core.options import ScoringOptions
+from evalkit.scoring.runset import ScoredRun, score_one
 from evalkit.stats.rank_correlation import kendall_tau, tau_ap, tau_ap_b
 from evalkit.tasks.base import Task
 

@@ -21,7 +21,7 @@ leading ``'`` (ids are written as they are: :func:`formula_like_ids` lists
 those to warn about).
 
 Once graded, the sheet is a gold file like any other: ``evalkit score RUN
-SHEET`` reads it (format ``judging-sheet``, :mod:`evalkit.formats.judging_sheet`),
+SHEET`` reads it (format ``judging-sheet``, :mod:`evalkit.io.formats.judging_sheet`),
 and refuses a sheet with rows left empty, naming the first and counting them.
 """
 from __future__ import annotations

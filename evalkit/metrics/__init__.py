@@ -30,11 +30,9 @@ def registered() -> list[type[Metric]]:
     return list(dict.fromkeys(_REGISTRY.values()))
 
 
-from evalkit.metrics import (  # noqa: E402  (register the built-in metrics)
-    average_precision,
-    bing,
-    bpref,
-    climatecheck_bpref,
+from evalkit.metrics import average_precision, bing, bpref  # noqa: E402
+from evalkit.tasks.climatecheck2025 import bpref as climatecheck_bpref  # noqa: E402
+from evalkit.metrics import (  # noqa: E402
     counts,
     dcg,
     f_measure,

@@ -16,7 +16,7 @@ class MAP(Metric):
     cutoff (trec_eval ``map`` and ``map_cut_k``, ranx ``map@k``). R = 0 gives 0.
     Reference: Buckley & Voorhees, SIGIR 2000.
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

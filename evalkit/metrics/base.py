@@ -17,10 +17,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.metrics import clib
 from evalkit.metrics.parameters import Param, check
-from evalkit.ranking import group_positions
+from evalkit.data.ranking import group_positions
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,7 +29,7 @@ class Bpref(Metric):
     R = 0 gives 0. This is trec_eval's ``bpref`` (ranx gives NaN when N = 0).
     Reference: Buckley & Voorhees, SIGIR 2004.
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.metrics.ranked_lists import NONPOOL, UNJUDGED, RankedList, level_counts
 from evalkit.metrics.trec_names import c_number
 

@@ -7,7 +7,7 @@ from evalkit.metrics import clib, register
 from evalkit.metrics.base import Judged, Metric, safe_divide
 from evalkit.metrics.dcg import dcg_pair
 from evalkit.metrics.gains import GainParams
-from evalkit.ranking import group_positions
+from evalkit.data.ranking import group_positions
 from evalkit.metrics.parameters import GAIN, RANK_CUTOFF
 
 
@@ -24,7 +24,7 @@ class NDCG(GainParams, Metric):
     level 1 gain 3 and level 2 gain 9; levels not named keep their grade
     (:mod:`evalkit.metrics.gains`, trec_eval's ``setup_gains``).
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from evalkit.errors import UsageError, shown
+from evalkit.core.errors import UsageError, shown
 
 class ParameterError(UsageError):
     """A measure's parameter outside its declaration (a known measure, a bad value): never a name to look up elsewhere."""

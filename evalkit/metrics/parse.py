@@ -9,7 +9,7 @@ One grammar covers the three spellings in use, all case-insensitive:
 * trec_eval ``-m`` arguments: ``name.k`` or ``name.k1,k2`` -- ``P.5,10``.
 
 Each metric module registers its names (see :func:`evalkit.metrics.register`);
-an unknown name is a :class:`~evalkit.errors.UsageError` listing close matches
+an unknown name is a :class:`~evalkit.core.errors.UsageError` listing close matches
 (difflib), and a name that means different things in different tools is
 refused with the choices spelled out.
 """
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 
-from evalkit.errors import UsageError, shown
+from evalkit.core.errors import UsageError, shown
 from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
 from evalkit.metrics.parameters import CUTOFFS, ParameterError
 from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
-from evalkit.values import NUMBER
+from evalkit.core.input_rules import NUMBER
 
 # linear: no two blank runs meet (``\s*(...)?\s*`` split one run of blanks in n ways)
 _TOKEN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.+\-]*?)\s*(?:\((?P<params>[^()]*)\)\s*)?(?:@\s*(?P<k>[^@()\s]+))?$")
@@ -43,7 +43,7 @@ AMBIGUOUS = {
 
 
 def _kind(value) -> str:
-    from evalkit.errors import shown
+    from evalkit.core.errors import shown
 
     return f"{type(value).__name__} {shown(value)}"
 
@@ -59,7 +59,7 @@ def _close_matches(name: str) -> str:
 
 
 def _number(text: str, what: str, token: str) -> float:
-    from evalkit.values import ValueProblem, number_text
+    from evalkit.core.input_rules import ValueProblem, number_text
 
     try:
         return number_text(text, what)  # the one number rule of every input

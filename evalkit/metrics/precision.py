@@ -14,7 +14,7 @@ class Precision(Metric):
 
     Without k: relevant retrieved / number retrieved (0 for an empty list).
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

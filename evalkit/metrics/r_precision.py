@@ -14,7 +14,7 @@ class RPrec(Metric):
 
     trec_eval ``Rprec``; ranx ``r-precision``.
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

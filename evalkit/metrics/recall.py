@@ -15,7 +15,7 @@ class Recall(Metric):
     A query with R = 0 scores 0 (trec_eval ``recall_k``). Reference:
     trec_eval documentation; Manning et al., Introduction to IR (2008), 8.3.
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

@@ -15,7 +15,7 @@ class Success(Metric):
     Equals trec_eval ``success_k`` and ranx ``hit_rate@k``; with one relevant
     document per query it equals Recall@k. Per-query values are binary.
 
-    Ties follow the ranking rule (:mod:`evalkit.ranking`); a gold query absent from
+    Ties follow the ranking rule (:mod:`evalkit.data.ranking`); a gold query absent from
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 

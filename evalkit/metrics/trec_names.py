@@ -73,7 +73,7 @@ def check_trec_eval_names(names: list[str], judgment_groups: bool) -> None:
     """Refuse what trec_eval refuses among measure names it knows: a name in another case (its names are
     case-sensitive: ``p.5``), and under ``-R qrels_jg`` any measure but those it computes from judgment groups
     (``map`` there: "rel_info format not qrels"), or an ``_avgjg`` measure without judgment groups."""
-    from evalkit.errors import UsageError, shown
+    from evalkit.core.errors import UsageError, shown
 
     for token in names:
         name = token.partition(".")[0]
@@ -173,10 +173,10 @@ def c_number(text: str, metric: str, spec: str) -> float:
     """A parameter value of trec_eval's text, read as ``atof`` reads it when that is all the text holds and it is a
     decimal (``nan`` and ``inf`` too, which the declared ranges then refuse as not finite): a value with letters after
     the number (``3x``, which ``atof`` reads as 3), an empty one (``1,,0,0``, read as 0) or a hexadecimal one
-    (``0x1p3``) is refused, as every number evalkit reads is an ASCII decimal (:mod:`evalkit.values`)."""
+    (``0x1p3``) is refused, as every number evalkit reads is an ASCII decimal (:mod:`evalkit.core.input_rules`)."""
     match = _C_FLOAT.match(text)
     if match is None or match.end() != len(text) or text[:1].isspace() or match.group(2):
-        from evalkit.errors import shown
+        from evalkit.core.errors import shown
         from evalkit.metrics.parameters import ParameterError
 
         what = "a value is empty" if text == "" else f"{shown(text)} is not a number"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric
 from evalkit.metrics.trec_names import c_values

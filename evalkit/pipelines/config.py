@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from evalkit.errors import UsageError, listed, unquoted
-from evalkit.options import MAX_SEED  # one range for every seed
+from evalkit.core.errors import UsageError, listed, unquoted
+from evalkit.core.options import MAX_SEED  # one range for every seed
 from evalkit.pipelines.engine import EngineOptions
 
 STAGE_KEYS = {"name", "system", "options", "input", "k", "depth", "fuse", "method", "norm", "weights", "params", "load", "save", "fit",
@@ -230,7 +230,7 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
         if shipped is None:
             raise UsageError(f"{path}: no such config file, shipped config or system (see `evalkit systems`)")
         target = shipped
-    from evalkit.textio import read_input_bytes
+    from evalkit.io.textio import read_input_bytes
 
     raw = read_input_bytes(target)
     try:

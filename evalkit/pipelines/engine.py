@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 
 
@@ -250,7 +250,7 @@ class ChunkStore:
     def save(self, key: str, values: Any) -> None:
         import io
 
-        from evalkit.writing.temporaries import replace_with
+        from evalkit.io.writing.temporaries import replace_with
 
         self.folder.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
@@ -311,7 +311,7 @@ class UnitEngine(Engine):
         self.stats.chunks += len(units)
         self.stats.count(work.method, len(work))
         if todo:
-            from evalkit.progress import progress
+            from evalkit.core.progress import progress
 
             shown = progress(total=sum(len(units[n]) for n in todo), desc=f"{work.owner_name} ({work.method}) on {self.name}",
                              unit=work.what)

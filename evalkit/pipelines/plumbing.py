@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Run
-from evalkit.errors import UsageError, listed, unquoted
+from evalkit.core.errors import UsageError, listed, unquoted
 
 
 def check_fields(corpus: Corpus, fields: Sequence[str]) -> None:

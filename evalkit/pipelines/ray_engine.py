@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from evalkit.pipelines.engine import EngineOptions, UnitEngine, Work, as_array, unit_args
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 
 def to_bytes(values: Any) -> bytes:
@@ -176,7 +176,7 @@ class RayEngine(UnitEngine):
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
         system_ref = ray.put(work.owner)  # one copy for every actor
         # Ray Data's actor pools restart a dead actor and retry its unit without limit (max_restarts=-1,
-        # max_task_retries=-1 are its defaults; tests/test_ray_engine.py kills one)
+        # max_task_retries=-1 are its defaults; tests/pipelines/test_ray_engine.py kills one)
         done = dataset.map_batches(
             UnitActor, fn_constructor_args=(system_ref, work.method, dict(work.keywords)), batch_size=1, batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=self.options.concurrency), num_cpus=self.options.num_cpus,

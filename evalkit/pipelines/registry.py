@@ -13,7 +13,7 @@ declared the same way in evalkit's own ``setup.py``. Loading is lazy: a
 system's module is imported only when the system is asked for. A class
 without a ``name`` takes its entry-point name; a class that is not a
 Retriever, Reranker or Labeler, or a plugin that cannot be imported, is one
-:class:`~evalkit.errors.UsageError` line naming the plugin's distribution.
+:class:`~evalkit.core.errors.UsageError` line naming the plugin's distribution.
 
 >>> from evalkit.pipelines.registry import load_system
 >>> bm25 = load_system("bm25", analyzer="stem")          # doctest: +SKIP
@@ -26,8 +26,8 @@ import typing
 from typing import Any, Iterable, Mapping
 
 from evalkit._version import DISTRIBUTION
-from evalkit.entry_points import EntryPoint, entry_points
-from evalkit.errors import UsageError
+from evalkit.core.entry_points import EntryPoint, entry_points
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.stages import STAGE_KINDS, Labeler, Reranker, System, option_fields
 
 ENTRY_POINT_GROUP = "evalkit.systems"

@@ -21,17 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalkit.corpus import Corpus, Queries
+    from evalkit.data.corpus import Corpus, Queries
     from evalkit.data import Qrels, Run
     from evalkit.pipelines.runner import Pipeline
     from evalkit.pipelines.config import PipelineConfig
-    from evalkit.inputs import QrelsLike
+    from evalkit.io.reading import QrelsLike
     from evalkit.pipelines.engine import Engine, EngineOptions
     from evalkit.report.timings import StageTimings
-    from evalkit.report.writer import ReportResult
+    from evalkit.api.report import ReportResult
 
 Progress = Callable[[str], None]
 VERSIONED = ("torch", "transformers", "sentence-transformers", "rank-bm25", "PyStemmer", "scipy", "numpy")
@@ -127,7 +127,7 @@ def load_pipeline(config: "str | PipelineConfig", *, set_options: Sequence[str] 
 def read_inputs(corpus: str, queries: str, *, corpus_format: str = "auto", queries_format: str = "auto", mapping: Sequence[str] = (),
                 trust_pickle: bool = False, progress: Progress | None = None) -> "tuple[Corpus, Queries]":
     """The corpus and the queries (``mapping``: ``FIELD=COLUMN`` for tables; ``text=`` applies to the corpus only)."""
-    from evalkit.formats.collections import read_corpus, read_queries
+    from evalkit.io.formats.collections import read_corpus, read_queries
 
     the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
     the_queries = read_queries(queries, queries_format, [m for m in mapping if not m.startswith("text=")] or None)
@@ -139,9 +139,9 @@ def read_inputs(corpus: str, queries: str, *, corpus_format: str = "auto", queri
 def read_training(train_queries: str, train_qrels: str, corpus: "Corpus", queries_format: str = "auto", mapping: Sequence[str] = (),
                   progress: Progress | None = None) -> "tuple[Queries, Qrels]":
     """Training queries restricted to those the qrels judge, the judged documents checked against the corpus."""
-    from evalkit.corpus import check_judged_docs
-    from evalkit.formats import read_qrels
-    from evalkit.formats.collections import read_queries
+    from evalkit.data.corpus import check_judged_docs
+    from evalkit.io.formats import read_qrels
+    from evalkit.io.formats.collections import read_queries
     from evalkit.pipelines.runner import judged_queries
 
     qrels = read_qrels(train_qrels)
@@ -177,7 +177,7 @@ class PipelineResult:
     wall_seconds: float | None = None  # the whole pipeline: reading the inputs, fitting, every stage
 
     def manifest(self, task: str | None = None, command: str = "run") -> dict[str, Any]:
-        from evalkit.manifest import build_manifest
+        from evalkit.io.manifest import build_manifest
 
         options = {"config": self.config.as_dict(), "config_file": self.config.path, "versions": versions(),
                    "engine": self.engine, "stage_seconds": self.timings, "stage_cpu_seconds": self.cpu_timings,
@@ -190,7 +190,7 @@ class PipelineResult:
         sourced for the report, default as held), ending with the wall and CPU seconds per step and of the whole
         pipeline (``baseline_timings``: an earlier run's, side by side)."""
         from evalkit.report.timings import StageTimings, timing_section
-        from evalkit.report.writer import prepare_report, save_markdown
+        from evalkit.api.report import prepare_report, save_markdown
 
         prepared = prepare_report(gold, list(stage_runs) if stage_runs is not None else list(self.stages.values()))
         this = StageTimings(self.timings, self.cpu_timings, self.wall_seconds, self.engine)
@@ -198,9 +198,9 @@ class PipelineResult:
 
     def save(self, out: str | os.PathLike, *, force: bool = False, task: str | None = None, command: str = "run") -> list[Path]:
         """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""
-        from evalkit.formats.trec_run import format_trec_run, labels_tsv
-        from evalkit.manifest import write_sidecar
-        from evalkit.outputs import atomic_write, committed_together, sidecar_of
+        from evalkit.io.formats.trec_run import format_trec_run, labels_tsv
+        from evalkit.io.manifest import write_sidecar
+        from evalkit.io.transactions import atomic_write, committed_together, sidecar_of
 
         target = Path(out)
         manifest = self.manifest(task, command)
@@ -246,8 +246,8 @@ def run_pipeline(
     ``progress`` receives one line per step. Nothing is written: see
     :meth:`PipelineResult.save`.
     """
-    from evalkit.inputs import as_qrels
-    from evalkit.manifest import input_entry
+    from evalkit.io.reading import as_qrels
+    from evalkit.io.manifest import input_entry
     from evalkit.pipelines.config import engine_choice
     from evalkit.pipelines.runner import Pipeline
 
@@ -327,9 +327,9 @@ def train_system(
     """Fit the registered ``system`` (``set_options``: ``KEY=VALUE``) on the training queries and qrels and save it to
     ``out`` with a ``training.manifest.json``; a stage loads it with ``load = OUT``. ``first_stage``: a run on the
     training queries to mine negatives from. Refused before any work when ``out`` is a non-empty folder (without ``force``)."""
-    from evalkit.formats.collections import read_corpus
-    from evalkit.inputs import as_run
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.io.formats.collections import read_corpus
+    from evalkit.io.reading import as_run
+    from evalkit.io.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.pipelines.engine import LOCAL
     from evalkit.pipelines.registry import get_system_class, parse_set_options
     from evalkit.pipelines.seeding import seed_everything

@@ -10,9 +10,9 @@ import contextlib
 import time
 from typing import Callable, Iterator, Mapping
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.config import PipelineConfig, StageSpec, _where
 from evalkit.pipelines.engine import LOCAL, Engine
 from evalkit.pipelines.stages import System, call_stage
@@ -40,7 +40,7 @@ class Pipeline:
                 get_method(spec.method)
                 continue
             if spec.is_file:  # read now: a bad run file fails before any corpus is read or model trained
-                from evalkit.formats import read_run
+                from evalkit.io.formats import read_run
 
                 option = (format_options or {}).get(spec.name, f"format = ... in stage {spec.name!r}")
                 self.file_runs[spec.name] = read_run(str(spec.run), spec.format, option=option)

@@ -31,10 +31,10 @@ import numbers
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from evalkit.corpus import Corpus, Queries
+from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
-from evalkit.errors import InputError, UsageError
-from evalkit.jsonout import strict
+from evalkit.core.errors import InputError, UsageError
+from evalkit.core.jsonout import strict
 from evalkit.pipelines.engine import LOCAL, Engine, Work
 from evalkit.pipelines.plumbing import Candidates, check_fields, doc_text_lookup, labelled_run, merge_reranked, rerank_candidates
 
@@ -119,7 +119,7 @@ class System:
     @staticmethod
     def saved_config(folder: str | Path) -> dict[str, Any]:
         """The ``evalkit-system.json`` of a saved system, checked to be a JSON object (one line otherwise)."""
-        from evalkit.textio import parse_json, read_input_bytes
+        from evalkit.io.textio import parse_json, read_input_bytes
 
         path = Path(folder) / "evalkit-system.json"
         if not path.exists():
@@ -186,7 +186,7 @@ class Reranker(System):
     def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> list[float]:
         """Scores of ``(queries[i], texts[i])`` in input order: the ONE place model calls go through
         (an engine may distribute exactly this call). Default: :meth:`score` once per run of equal queries."""
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
 
         scores: list[float] = [0.0] * len(texts)
         show = bool(getattr(self.options, "show_progress", True)) and len(texts) > 0
@@ -264,7 +264,7 @@ class Labeler(System):
     A plugin implements :meth:`label_claim` (``label_claim(claim, texts) -> one
     label per text``), or :meth:`label_pairs` to batch across claims. Labels are
     Supports / Refutes / Not Enough Information (any spelling
-    :func:`evalkit.labels.normalize_label` knows). :meth:`label` owns the fields
+    :func:`evalkit.data.labels.normalize_label` knows). :meth:`label` owns the fields
     check, each query's top ``depth`` by the ranking rule (default
     :attr:`default_depth`, 10), the texts, and writing the labels onto the run
     (the ranking unchanged).
@@ -287,7 +287,7 @@ class Labeler(System):
 
     def label_claims(self, claims: Sequence[str], texts: Sequence[str], query_ids: Sequence[str]) -> list[str]:
         """:meth:`label_claim` once per run of equal query ids (the unit of work an engine distributes)."""
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
 
         labels: list[str] = []
         with progress(total=len(texts), desc=f"{self.name} label", unit="pair", enabled=bool(texts)) as bar:
@@ -309,7 +309,7 @@ class Labeler(System):
 
     def label(self, corpus: Corpus, queries: Queries, run: Run, depth: int | None = None, *, engine: Engine = LOCAL) -> Run:
         """``run`` with a label on each query's top ``depth`` documents (the ranking unchanged); model work on ``engine``."""
-        from evalkit.labels import LABELS, normalize_label
+        from evalkit.data.labels import LABELS, normalize_label
 
         candidates = Candidates.of(corpus, queries, run, stage_depth(self, depth), self.text_fields(), self.name)
         keys = candidates.pairs()

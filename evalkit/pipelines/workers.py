@@ -13,7 +13,7 @@ workers). The items are cut into the units a distributed engine uses
 (:func:`~evalkit.pipelines.engine.work_units`: whole model batches in the
 method's own order), so every model batch is the batch the in-process run
 makes, and the results come back by position: the output is the in-process
-one at the same thread count, bit for bit (``tests/test_local_workers.py``).
+one at the same thread count, bit for bit (``tests/pipelines/test_local_workers.py``).
 
 Work stays in this process when it is small (fewer than two units), when
 the work says so (``Work.processes=False``: e.g. BM25 search, whose index
@@ -35,7 +35,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.engine import Engine, EngineOptions, UnitEngine, Work, as_array, unit_args, work_units
 
 MAX_OWNER_BYTES = 2 << 30  # a pickled owner above this stays in this process (one copy per worker otherwise)

@@ -1,13 +1,13 @@
-"""Rendering an :class:`~evalkit.allpairs.AllPairs` comparison: rank columns, the runs, every pair, the ANOVA (text and Markdown).
+"""Rendering an :class:`~evalkit.stats.allpairs.AllPairs` comparison: rank columns, the runs, every pair, the ANOVA (text and Markdown).
 
 Shared by the leaderboard and compare outputs; the JSON is :meth:`AllPairs.as_dict`. Run names are shown,
-never obeyed: ``visible`` in plain text, ``markdown_text`` in Markdown (:mod:`evalkit.safetext`).
+never obeyed: ``visible`` in plain text, ``markdown_text`` in Markdown (:mod:`evalkit.core.safetext`).
 """
 from __future__ import annotations
 
-from evalkit.allpairs import AllPairs, RunRanks
+from evalkit.stats.allpairs import AllPairs, RunRanks
 from evalkit.report.tables import interval, markdown_table, number, p_value, signed, text_table
-from evalkit.safetext import markdown_text as md, visible
+from evalkit.core.safetext import markdown_text as md, visible
 
 RANK_HEADERS = ["rank interval", "bootstrap", "letters", "tied with #1"]
 SHORT_NAMES = {

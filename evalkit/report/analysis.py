@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from evalkit.evaluation import Evaluation
+from evalkit.metrics.evaluation import Evaluation
 from evalkit.stats.paired import PairedValues
 
 RANK_BUCKETS = [str(r) for r in range(1, 11)] + ["11+", "none"]

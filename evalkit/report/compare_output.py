@@ -1,13 +1,13 @@
-"""Rendering a :class:`~evalkit.comparison.Comparison` as a text table, Markdown, JSON or per-query TSV."""
+"""Rendering a :class:`~evalkit.stats.comparison.Comparison` as a text table, Markdown, JSON or per-query TSV."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from evalkit.allpairs import AllPairs
-from evalkit.comparison import TEST_NAMES, Comparison, PairComparison
+from evalkit.stats.allpairs import AllPairs
+from evalkit.stats.comparison import TEST_NAMES, Comparison, PairComparison
 from evalkit.report import allpairs_output
 from evalkit.report.tables import interval, markdown_table, number, p_value, percent, signed, text_table
-from evalkit.safetext import markdown_text as md, visible
+from evalkit.core.safetext import markdown_text as md, visible
 from evalkit.stats.paired import PairedValues
 
 SHORT = {
@@ -117,7 +117,7 @@ def as_table(comparison: Comparison, task: str, policy: Sequence[str] = (), all_
 
 def as_markdown(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None,
                 all_pairs: AllPairs | None = None) -> str:
-    from evalkit.manifest import manifest_markdown
+    from evalkit.io.manifest import manifest_markdown
 
     corrected = comparison.options.correction != "none" and len(comparison.pairs) > 1
     headers = [md(h) for h in summary_headers(comparison) + test_headers(comparison, corrected)[1:]]
@@ -166,7 +166,7 @@ def as_dict(comparison: Comparison, task: str, policy: Sequence[str] = (), manif
 
 def as_json(comparison: Comparison, task: str, policy: Sequence[str] = (), manifest: Mapping[str, Any] | None = None,
             all_pairs: AllPairs | None = None) -> str:
-    from evalkit import jsonout
+    from evalkit.core import jsonout
 
     return jsonout.dumps(as_dict(comparison, task, policy, manifest, all_pairs), indent=2)
 

@@ -3,7 +3,7 @@
 :func:`build_report` returns the Markdown text and the PNG figures (file
 name -> bytes); the command writes the figures next to the report and the
 report links them by file name, so the folder can be moved as a whole.
-Every name, id and text from the inputs is escaped (:func:`evalkit.safetext.markdown_text`).
+Every name, id and text from the inputs is escaped (:func:`evalkit.core.safetext.markdown_text`).
 """
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from urllib.parse import quote
 
 import numpy as np
 
-from evalkit.comparison import CompareOptions, significance_test, test_description
+from evalkit.stats.comparison import CompareOptions, significance_test, test_description
 from evalkit.data import Qrels
 from evalkit.report import analysis, figures
 from evalkit.report.tables import is_nan, markdown_table, number, signed
-from evalkit.runset import ScoredRun, by_official_score
-from evalkit.safetext import markdown_text as md, shown_path
+from evalkit.scoring.runset import ScoredRun, by_official_score
+from evalkit.core.safetext import markdown_text as md, shown_path
 from evalkit.stats.correction import adjust
 from evalkit.stats.effect_size import rank_biserial
 from evalkit.stats.paired import PairedValues, align
@@ -228,7 +228,7 @@ def build_report(
     manifest: Mapping[str, Any], policy: Sequence[str] = (),
 ) -> Report:
     """The whole report; ``figure_stem`` prefixes the PNG file names (``STEM.first-relevant-rank.png``)."""
-    from evalkit.manifest import manifest_markdown
+    from evalkit.io.manifest import manifest_markdown
 
     names = [s.name for s in scored]
     values = align([s.score.evaluation for s in scored], options.metric, names)

@@ -17,7 +17,7 @@ def _short(name: str) -> str:
 
 def require_plots(feature: str = "the PNG figures of a report") -> None:
     """matplotlib, or one line naming the extra that brings it (``feature``: what asked, plural)."""
-    from evalkit.errors import require
+    from evalkit.core.errors import require
 
     require("matplotlib", feature, verb="need")
 

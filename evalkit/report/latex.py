@@ -6,7 +6,7 @@ Columns: rank, the team (with ``group_by``), the run, the official score
 (bold header), the task's other figures, the rank interval and the letters
 of the all-pairs procedure; the best value per column in bold; a dagger
 marks runs statistically tied with #1. The caption names the procedure and
-alpha. Every name and id goes through :func:`evalkit.safetext.latex_text`:
+alpha. Every name and id goes through :func:`evalkit.core.safetext.latex_text`:
 a run named ``\\input{/etc/passwd}`` prints as text.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from evalkit.safetext import latex_text
+from evalkit.core.safetext import latex_text
 
 PREAMBLE = r"""\documentclass{article}
 \usepackage[T1]{fontenc}

@@ -4,7 +4,7 @@ The HTML page shows them already (:mod:`evalkit.report.page_data`); the
 table, Markdown and JSON leaderboards take them from here, computed the same
 way: Judged@k (:mod:`evalkit.metrics.judged_share`, the judged share of the
 retrieved top k) and each metric with every retrieved, unjudged document
-counted relevant (:func:`evalkit.judgments.bounds`: an upper bound for P@k,
+counted relevant (:func:`evalkit.metrics.judgments.bounds`: an upper bound for P@k,
 Success, MRR and Judged@k; for metrics divided by R the value under that
 assumption). An official score that is a mean of per-query metrics
 (ClimateCheck Subtask I) gets the mean of its components' bounds. Judged-only
@@ -17,15 +17,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from evalkit.ids import member_of
-from evalkit.judgments import bounds, with_metric
+from evalkit.data.ids import member_of
+from evalkit.metrics.judgments import bounds, with_metric
 from evalkit.metrics import parse_metric
 from evalkit.report.leaderboard_output import JudgedColumns, RunJudgments
 from evalkit.report.page_board import composite_upper, official_components
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.data import Qrels
-    from evalkit.leaderboard import Leaderboard
+    from evalkit.scoring.leaderboard import Leaderboard
 
 DEFAULT_K = 10
 
@@ -33,7 +33,7 @@ DEFAULT_K = 10
 def full_list_judged(entry, qrels: "Qrels", metric):
     """Judged@k of a run's whole ranking when its scores are judged-only (its condensed lists are all judged)."""
 
-    from evalkit.evaluation import evaluate
+    from evalkit.metrics.evaluation import evaluate
 
     evaluation = entry.scored.score.evaluation
     keep = None

@@ -1,15 +1,15 @@
-"""Rendering a :class:`~evalkit.leaderboard.Leaderboard` as a text table, Markdown or JSON."""
+"""Rendering a :class:`~evalkit.scoring.leaderboard.Leaderboard` as a text table, Markdown or JSON."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from evalkit.comparison import test_description
-from evalkit.leaderboard import AdjacentTest, Leaderboard
+from evalkit.stats.comparison import test_description
+from evalkit.scoring.leaderboard import AdjacentTest, Leaderboard
 from evalkit.report import allpairs_output
 from evalkit.report.tables import markdown_table, number, p_value, text_table
-from evalkit.safetext import markdown_text as md, shown_path, visible
+from evalkit.core.safetext import markdown_text as md, shown_path, visible
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def notes(board: Leaderboard) -> list[str]:
 
 def as_markdown(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
                 judged: "JudgedColumns | None" = None) -> str:
-    from evalkit.manifest import manifest_markdown
+    from evalkit.io.manifest import manifest_markdown
 
     parts = [f"# Leaderboard: {md(board.task or '?')}", "", md(header(board)), "", "## Ranking", ""]
     if board.entries:
@@ -253,8 +253,8 @@ def as_dict(board: Leaderboard, policy: list[str] | None = None, manifest: Mappi
 
 def as_json(board: Leaderboard, policy: list[str] | None = None, manifest: Mapping[str, Any] | None = None,
             judged: "JudgedColumns | None" = None) -> str:
-    from evalkit import jsonout
-    from evalkit.render import undefined_reasons
+    from evalkit.core import jsonout
+    from evalkit.report.text import undefined_reasons
 
     reasons = {}
     for i, e in enumerate(board.entries):

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.errors import InputError
+from evalkit.core.errors import InputError
 from evalkit.judging.agreement import ranking_agreement
 from evalkit.report.tables import markdown_table, number, printable, text_table
 
@@ -158,7 +158,7 @@ def as_html(changes: Changes) -> str:
 def with_previous_json(text: str, changes: Changes) -> str:
     """The leaderboard JSON ``text`` with each ranked run's previous rank, score and move, and the ``previous`` block
     (its ``kendall_tau`` also at the top level)."""
-    from evalkit import jsonout
+    from evalkit.core import jsonout
 
     data = json.loads(text)
     fields = entry_fields(changes)

@@ -1,6 +1,6 @@
 """The organiser's overview-paper exports of a leaderboard: a LaTeX table, a CSV, per-topic figures.
 
->>> from evalkit.leaderboard import build_leaderboard                                       # doctest: +SKIP
+>>> from evalkit.scoring.leaderboard import build_leaderboard                                       # doctest: +SKIP
 >>> board = build_leaderboard("runs/", "gold.tsv")                                         # doctest: +SKIP
 >>> write_overview(board, latex="table.tex", csv="board.csv", figures="figs/", group_by="^[^_]+")  # doctest: +SKIP
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 
 def figure_paths(folder: str | os.PathLike) -> list[str]:
@@ -26,7 +26,7 @@ def figure_paths(folder: str | os.PathLike) -> list[str]:
 
 def targets(latex: str | None = None, csv: str | None = None, figures: str | None = None) -> list[str]:
     """Every file :func:`write_overview` writes (manifest sidecars included), to check before any work."""
-    from evalkit.outputs import sidecar_of
+    from evalkit.io.transactions import sidecar_of
 
     if latex and not latex.lower().endswith(".tex"):
         raise UsageError(f"{latex}: the LaTeX table is a .tex file; name it NAME.tex")
@@ -42,8 +42,8 @@ def write_overview(board, manifest: Mapping[str, Any] | None = None, *, latex: s
                    figures: str | None = None, highlight: str | None = None, group_by: str | None = None, group_on: str = "name",
                    label: str = "tab:leaderboard", force: bool = False) -> list[str]:
     """Write the LaTeX table, the CSV and/or the figures of ``board``, committed together; returns the paths written."""
-    from evalkit.manifest import write_sidecar
-    from evalkit.outputs import atomic_write, committed_together
+    from evalkit.io.manifest import write_sidecar
+    from evalkit.io.transactions import atomic_write, committed_together
     from evalkit.report.overview_rows import overview_rows
 
     if not board.entries:
@@ -51,7 +51,7 @@ def write_overview(board, manifest: Mapping[str, Any] | None = None, *, latex: s
     rows = overview_rows(board, group_by, group_on)  # a bad pattern fails before anything is written
     chosen = None
     if figures:
-        from evalkit.runset import pick_run
+        from evalkit.scoring.runset import pick_run
 
         chosen = pick_run(highlight, [e.name for e in board.entries], [e.file for e in board.entries], "--highlight")
     meta = {**dict(manifest or {}), "export": {"group_by": group_by, "group_on": group_on if group_by else None, "highlight": chosen}}

@@ -3,11 +3,11 @@
 Significance comes from the code the Markdown outputs use: markers against
 the baseline from :func:`evalkit.report.document.markers` (one family per
 column, corrected over the runs), tests between adjacent ranks from
-:func:`evalkit.leaderboard.adjacent_tests` (corrected over the adjacent pairs).
+:func:`evalkit.scoring.leaderboard.adjacent_tests` (corrected over the adjacent pairs).
 A *tied group* is a maximal run of consecutive ranks whose adjacent tests
 are all non-significant (the chain may join runs that differ
 significantly end to end, so the page says so). With an all-pairs comparison
-(:mod:`evalkit.allpairs`, the leaderboard's default) each row also carries its
+(:mod:`evalkit.stats.allpairs`, the leaderboard's default) each row also carries its
 rank interval, bootstrap rank interval and letters, and the shading marks the
 runs tied with #1 instead of the adjacent chains.
 """
@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from evalkit.comparison import test_description
-from evalkit.errors import UsageError
-from evalkit.judgments import Bounds
-from evalkit.leaderboard import Leaderboard
+from evalkit.stats.comparison import test_description
+from evalkit.core.errors import UsageError
+from evalkit.metrics.judgments import Bounds
+from evalkit.scoring.leaderboard import Leaderboard
 from evalkit.report.allpairs_output import summary as all_pairs_summary
 from evalkit.report.allpairs_output import title as all_pairs_title
 from evalkit.report.document import BETTER, WORSE, ReportOptions, markers

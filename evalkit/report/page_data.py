@@ -1,10 +1,10 @@
 """Everything the HTML page shows, as one dict: the same data ``--json`` writes.
 
-:func:`build_page_data` takes a ranked :class:`~evalkit.leaderboard.Leaderboard`
+:func:`build_page_data` takes a ranked :class:`~evalkit.scoring.leaderboard.Leaderboard`
 (from ``evalkit leaderboard``, or built from the runs of ``evalkit report`` by
 :func:`board_of_runs`), the gold and optional texts, and adds to the task's
 metrics Judged@k and every metric's bound with unjudged documents as
-relevant (:mod:`evalkit.judgments`). Sections: ``meta``, ``board``
+relevant (:mod:`evalkit.metrics.judgments`). Sections: ``meta``, ``board``
 (:mod:`evalkit.report.page_board`), ``queries``/``docs``/``gold``/``runs``/``rbo``
 (:mod:`evalkit.report.page_queries`), ``figures`` and ``manifest``.
 """
@@ -15,18 +15,18 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from evalkit.comparison import CompareOptions
+from evalkit.stats.comparison import CompareOptions
 from evalkit.data import Qrels
-from evalkit.ids import positions_in
-from evalkit.evaluation import Evaluation
-from evalkit.judgments import bounds, with_metric
-from evalkit.safetext import shown_path
-from evalkit.leaderboard import Leaderboard, adjacent_tests, rank_entries
+from evalkit.data.ids import positions_in
+from evalkit.metrics.evaluation import Evaluation
+from evalkit.metrics.judgments import bounds, with_metric
+from evalkit.core.safetext import shown_path
+from evalkit.scoring.leaderboard import Leaderboard, adjacent_tests, rank_entries
 from evalkit.metrics import parse_metric
 from evalkit.report import analysis
 from evalkit.report.page_board import board_section
 from evalkit.report.page_queries import queries_section
-from evalkit.runset import ScoredRun
+from evalkit.scoring.runset import ScoredRun
 
 SCHEMA = "evalkit-page/1"
 
@@ -40,7 +40,7 @@ class PageInputs:
     baseline: str
     k: int = 10  # documents shown per run and query
     texts: Mapping[str, str] | None = None  # query texts (default: the gold's)
-    corpus: Any = None  # evalkit.corpus.Corpus for document texts
+    corpus: Any = None  # evalkit.data.corpus.Corpus for document texts
     manifest: Mapping[str, Any] = field(default_factory=dict)
     policy: Sequence[str] = ()
     pair: tuple[str, str] | None = None  # default runs A and B of the explorer

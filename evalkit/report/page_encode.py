@@ -53,7 +53,7 @@ def index_column(values: np.ndarray) -> Column:
 
 def _convert(value: Any, embedded: bool, keep_nan: bool = False) -> Any:
     """Columns as typed arrays (``embedded``) or lists (their NaN as ``null``); other non-finite numbers ``None``,
-    or kept (``keep_nan``) for :func:`evalkit.jsonout.dumps` to write ``null`` with a reason."""
+    or kept (``keep_nan``) for :func:`evalkit.core.jsonout.dumps` to write ``null`` with a reason."""
     if isinstance(value, Column):
         return value.embedded() if embedded else value.plain()
     if isinstance(value, dict):
@@ -77,8 +77,8 @@ def to_plain(data: dict) -> dict:
 
 def to_json(data: dict) -> str:
     """The ``--json`` export: columns as lists (``null`` for NaN, as documented), every other undefined value ``null``
-    and explained under ``"undefined"`` (:mod:`evalkit.jsonout`)."""
-    from evalkit import jsonout
+    and explained under ``"undefined"`` (:mod:`evalkit.core.jsonout`)."""
+    from evalkit.core import jsonout
 
     return jsonout.dumps(_convert(data, embedded=False, keep_nan=True), ensure_ascii=False, indent=1) + "\n"
 

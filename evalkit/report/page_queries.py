@@ -18,9 +18,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from evalkit.data import Qrels, Run
-from evalkit.ids import positions_in
-from evalkit.evaluation import Evaluation
-from evalkit.judgments import Bounds
+from evalkit.data.ids import positions_in
+from evalkit.metrics.evaluation import Evaluation
+from evalkit.metrics.judgments import Bounds
 from evalkit.report.page_encode import Column, index_column
 from evalkit.stats.rank_correlation import rbo_many
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from evalkit.errors import UsageError
-from evalkit.inputs import QrelsLike, RunLike
-from evalkit.options import ScoringOptions
+from evalkit.core.errors import UsageError
+from evalkit.io.reading import QrelsLike, RunLike
+from evalkit.core.options import ScoringOptions
 from evalkit.stats.repro import RBO_DEPTH, RBO_P, RUN_LENGTH, ReproResult, Side
 
 ROLES = ("baseline", "advanced", "repro_baseline", "repro_advanced")
@@ -38,13 +38,13 @@ class Reproduction:
                 "notes": self.notes, "manifest": self.manifest}
 
     def as_json(self, per_topic: bool = True) -> str:
-        from evalkit import jsonout
+        from evalkit.core import jsonout
 
         return jsonout.dumps(self.as_dict(per_topic), indent=2) + "\n"
 
     def as_markdown(self) -> str:
-        from evalkit.manifest import manifest_markdown
-        from evalkit.safetext import markdown_text
+        from evalkit.io.manifest import manifest_markdown
+        from evalkit.core.safetext import markdown_text
 
         r = self.result
         title = "Reproducibility (same collection)" if r.kind == "reproducibility" else "Replicability (another collection)"
@@ -87,7 +87,7 @@ def _p(value: float | None) -> str:
 
 
 def side_of(evaluation, run, metrics: Sequence[str]) -> Side:
-    """A :class:`Side` from an :class:`~evalkit.evaluation.Evaluation` and its run (rankings by the one ranking rule)."""
+    """A :class:`Side` from an :class:`~evalkit.metrics.evaluation.Evaluation` and its run (rankings by the one ranking rule)."""
     ids = [str(q) for q in evaluation.query_ids.tolist()]
     scores = {m: dict(zip(ids, evaluation.per_query[m].astype(float).tolist())) for m in metrics}
     return Side(run.to_lists(), scores)
@@ -112,9 +112,9 @@ def repro(
     ``metrics``: the measures (besides the task's official score, always
     included), e.g. ``"map ndcg p@10"``; every metric with per-topic values is measured.
     """
-    from evalkit.inputs import as_qrels, as_run, input_entry, resolve_task
-    from evalkit.manifest import build_manifest, input_entry as file_entry
-    from evalkit.runset import score_one, unique_names
+    from evalkit.io.reading import as_qrels, as_run, input_entry, resolve_task
+    from evalkit.io.manifest import build_manifest, input_entry as file_entry
+    from evalkit.scoring.runset import score_one, unique_names
     from evalkit.stats.repro import reproduction
 
     chosen = scoring or ScoringOptions()

@@ -40,7 +40,7 @@ def interval(low: float, high: float, digits: int = 4) -> str:
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None) -> str:
     """Columns padded to their widest cell; ``right`` marks right-aligned columns; control characters shown escaped."""
-    from evalkit.safetext import visible
+    from evalkit.core.safetext import visible
 
     right = list(right) if right is not None else [i > 0 for i in range(len(headers))]
     headers = [visible(h) for h in headers]
@@ -61,7 +61,7 @@ def printable(text: str) -> str:
 
 
 def md_cell(text: str) -> str:
-    """A Markdown table cell: pipes escaped, newlines flattened (text from the inputs is escaped first: evalkit.safetext.markdown_text)."""
+    """A Markdown table cell: pipes escaped, newlines flattened (text from the inputs is escaped first: evalkit.core.safetext.markdown_text)."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 MAX_MANIFEST_BYTES = 16 << 20
 
@@ -33,7 +33,7 @@ class StageTimings:
     @classmethod
     def from_manifest(cls, path: str | Path) -> "StageTimings":
         """The stage seconds an earlier ``evalkit run`` wrote into its manifest (one clear line when there are none)."""
-        from evalkit.textio import parse_json, read_input_bytes
+        from evalkit.io.textio import parse_json, read_input_bytes
 
         data = parse_json(read_input_bytes(path, MAX_MANIFEST_BYTES), str(path))
         options = data.get("options") if isinstance(data, dict) else None
@@ -69,7 +69,7 @@ def _ratio(new: float | None, old: float | None) -> str:
 def timing_section(this: StageTimings, baseline: StageTimings | None = None) -> str:
     """Markdown: one row per step with wall and CPU seconds (and the baseline's with B/A ratios), then the totals.
     Step names, engine names and the baseline's label come from a config or a file: shown, never obeyed (markdown_text)."""
-    from evalkit.safetext import markdown_text as md
+    from evalkit.core.safetext import markdown_text as md
 
     where = f"engine {md(str(this.engine.get('name', '?')))}" + (f", {this.engine['workers']} worker processes"
                                                        if this.engine.get("workers", 1) > 1 else "")

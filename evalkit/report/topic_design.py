@@ -1,6 +1,6 @@
 """Topic set size design from a leaderboard: the topics the next edition needs, the power this one had.
 
->>> board = evalkit.leaderboard ...                                  # doctest: +SKIP
+>>> board = evalkit.scoring.leaderboard ...                                  # doctest: +SKIP
 >>> design = design_from_board(board, differences=[0.05, 0.1])       # doctest: +SKIP
 >>> design.as_markdown()                                             # doctest: +SKIP
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,13 @@ class TopicDesign:
         }
 
     def as_json(self) -> str:
-        from evalkit import jsonout
+        from evalkit.core import jsonout
 
         return jsonout.dumps(self.as_dict(), indent=2) + "\n"
 
     def as_markdown(self) -> str:
-        from evalkit.manifest import manifest_markdown
-        from evalkit.safetext import markdown_text
+        from evalkit.io.manifest import manifest_markdown
+        from evalkit.core.safetext import markdown_text
 
         lines = [f"# Topic set size design ({markdown_text(self.metric)})", "",
                  f"Pilot: {self.systems} runs x {self.n_topics} topics; residual variance V_E = {self.residual_variance:.6g} "
@@ -94,7 +94,7 @@ def design_from_board(board, differences: Sequence[float], power: float = 0.8, a
     import numpy as np
 
     from evalkit.report.overview_rows import board_matrix
-    from evalkit.runset import pick_run
+    from evalkit.scoring.runset import pick_run
     from evalkit.stats import topic_set_size as tss
 
     if len(board.entries) < 2:
@@ -127,9 +127,9 @@ def topics_needed(folder: str, gold: str, differences: Sequence[float] = (0.02, 
                   scoring=None, progress: bool = False) -> tuple[TopicDesign, list[str]]:
     """Rank the runs in ``folder`` against ``gold`` (as ``evalkit leaderboard`` does) and design the next topic set;
     returns the design (with its manifest) and the leaderboard's notes."""
-    from evalkit.leaderboard import build_leaderboard
-    from evalkit.manifest import build_manifest, input_entry
-    from evalkit.options import ScoringOptions
+    from evalkit.scoring.leaderboard import build_leaderboard
+    from evalkit.io.manifest import build_manifest, input_entry
+    from evalkit.core.options import ScoringOptions
 
     board = build_leaderboard(folder, gold, scoring=scoring or ScoringOptions(), patterns=patterns, pairs=None, progress=progress)
     notes = board.notes + [f"{r.path}: not used ({r.reason})" for r in board.rejected]

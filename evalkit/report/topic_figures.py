@@ -24,7 +24,7 @@ MAX_NAMED_ROWS = 60  # heatmap rows labelled by name; beyond, by rank
 
 def label(name: str) -> str:
     """A run name as a figure shows it: visible, shortened, ``$`` escaped (no mathtext)."""
-    from evalkit.safetext import visible
+    from evalkit.core.safetext import visible
 
     text = visible(name)
     text = text if len(text) <= MAX_NAME else text[: MAX_NAME - 1] + "…"
@@ -113,7 +113,7 @@ def board_figures(board, highlight: str) -> list[bytes]:
 
     names, _, matrix = board_matrix(board)
     if matrix.shape[1] == 0:
-        from evalkit.errors import UsageError
+        from evalkit.core.errors import UsageError
 
         raise UsageError(f"no topic has a {board.metric} value for every run: no per-topic figure to draw")
     return [topic_range_figure(matrix, names, highlight, board.metric, "png"), topic_range_figure(matrix, names, highlight, board.metric, "pdf"),

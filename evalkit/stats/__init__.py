@@ -7,7 +7,7 @@ Conventions shared by all tests:
 * two-sided alternatives;
 * identical inputs (all ``d == 0``) give ``p = 1`` -- never NaN, never an error;
 * numpy only, in the operations and order of scipy.stats / statsmodels, so
-  the p-values are theirs to the last bit (tests/test_stats_pinned.py) while
+  the p-values are theirs to the last bit (tests/oracles/test_stats_pinned.py) while
   neither is imported: scipy.special's ufuncs give the tail probabilities;
   scipy.stats is imported only for small-sample Wilcoxon and BCa intervals.
 """
@@ -53,7 +53,7 @@ class PairTable:
     p_adjusted: np.ndarray
 
 
-# the all-pairs procedures (evalkit.allpairs): name -> what it does (here, light to import, for the command line's choices)
+# the all-pairs procedures (evalkit.stats.allpairs): name -> what it does (here, light to import, for the command line's choices)
 ALL_PAIRS_PROCEDURES = {
     "tukey": "paired Tukey HSD (studentized range on the residual mean square of the two-way ANOVA score ~ run + query, "
              "as R's TukeyHSD(aov(score ~ system + topic)))",

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 WEIGHTS = ("none", "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval")

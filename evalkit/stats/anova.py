@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 
 @dataclass(frozen=True)

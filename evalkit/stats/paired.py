@@ -2,7 +2,7 @@
 
 Every run must have been evaluated against the same gold query set under the
 same missing-query policy; the values of each run are then read with
-:meth:`~evalkit.evaluation.Evaluation.values_for` in one common query order.
+:meth:`~evalkit.metrics.evaluation.Evaluation.values_for` in one common query order.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
-from evalkit.evaluation import Evaluation
+from evalkit.core.errors import UsageError
+from evalkit.metrics.evaluation import Evaluation
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalkit import kernels
+from evalkit.native import kernels
 from evalkit.stats import PairTable
 
 GROUP_LIMIT = 1 << 62  # the product of a group of radixes stays below this (a draw is rejected with probability < 1/4)

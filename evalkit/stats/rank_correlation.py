@@ -58,7 +58,7 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 CELLS_PER_CHUNK = 4_000_000  # queries x depth cells held at once (32 MB of float64)
 

@@ -40,7 +40,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 RUN_LENGTH = 1000  # repro_eval's trim threshold of KTU
 RBO_DEPTH = 1000

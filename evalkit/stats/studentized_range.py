@@ -25,7 +25,7 @@ where AS 190 is coarse), its quantile differs from ``qtukey`` by 5e-4 at
 df > 25,000 and by up to 0.13 at df = 2, and it takes 15-20 ms per value (0.3-0.6 s
 per quantile) where this module takes well under a millisecond per value. The
 figures of ``TukeyHSD`` are R's, so these are. Tested against R to 1e-9
-(tests/test_allpairs_r.py).
+(tests/oracles/test_allpairs_r.py).
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 MAX_TOPICS = 10_000_000  # R's power.t.test searches n in [2, 1e7]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.stats import PairTable
 from evalkit.stats.anova import TwoWayAnova, two_way_anova
 from evalkit.stats.studentized_range import ptukey_upper, qtukey

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.submission.problems import Problems
 from evalkit.submission.references import Split
 
@@ -89,6 +89,7 @@ def header_columns(path: str | os.PathLike) -> list[str]:
     return [c.strip().strip('"').lower() for c in first.replace("\t", ",").split(",")]
 
 
-from evalkit.submission import checkthat2025_4b, climatecheck2025  # noqa: E402, F401  (register the built-in formats)
+from evalkit.tasks.checkthat2025_4b import submission as checkthat2025_4b
+from evalkit.tasks.climatecheck2025 import submission as climatecheck2025  # noqa: E402, F401  (register the built-in formats)
 
 __all__ = ["Expectations", "Problems", "SubmissionFormat", "check_file", "get_format", "header_columns", "register", "submission_formats"]

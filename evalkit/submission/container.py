@@ -1,11 +1,11 @@
 """Opening a submission leniently: the container (zip, gzip), encoding, line ends.
 
-Unlike :func:`evalkit.textio.load`, which refuses anything unusual, this
+Unlike :func:`evalkit.io.textio.load`, which refuses anything unusual, this
 reports what an upload site would trip over as problems and still hands back
 the text so the content can be checked too. Only files that cannot be read
 at all (missing, not a zip although named one, a member escaping the
-archive) raise :class:`~evalkit.errors.InputError` (exit code 2). Both read
-through the same :mod:`evalkit.textio` layer (bounded reading, gzip, zip
+archive) raise :class:`~evalkit.core.errors.InputError` (exit code 2). Both read
+through the same :mod:`evalkit.io.textio` layer (bounded reading, gzip, zip
 member names, BOM / line ends / UTF-8); only the policy differs.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
 
-from evalkit.errors import listed, shown, unquoted
+from evalkit.core.errors import listed, shown, unquoted
 from evalkit.submission.problems import Problems
-from evalkit.textio import container_of, gunzip_bounded, normalise, open_zip, read_input_bytes, read_zip_member, utf8_errors, zip_entries
+from evalkit.io.textio import container_of, gunzip_bounded, normalise, open_zip, read_input_bytes, read_zip_member, utf8_errors, zip_entries
 
 csv.field_size_limit(1 << 30)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from evalkit.errors import bounded
+from evalkit.core.errors import bounded
 
 ERROR, WARNING = "error", "warning"
 

@@ -1,6 +1,6 @@
 """What a submission is checked against: the queries of its split and the collection ids.
 
-Query sets come from gold files (any format :func:`evalkit.formats.read_qrels`
+Query sets come from gold files (any format :func:`evalkit.io.formats.read_qrels`
 reads), query files (a table with a ``post_id`` / ``claim_id`` / ``query_id``
 column, BEIR ``queries.jsonl``) or plain lists (one id per line). A set is
 named after the split in its file name (``train``, ``dev``, ``test``), else
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from evalkit.columns import REFERENCE_DOC_ID, REFERENCE_QUERY_ID
-from evalkit.errors import InputError, UsageError, shown
+from evalkit.core.columns import REFERENCE_DOC_ID, REFERENCE_QUERY_ID
+from evalkit.core.errors import InputError, UsageError, shown
 from evalkit.submission.problems import Problems
-from evalkit.textio import parse_json
+from evalkit.io.textio import parse_json
 
 SPLIT_TOKEN = re.compile(r"(?<![a-z])(train|training|dev|devel|development|val|valid|validation|test)(?![a-z])")
 CANONICAL_SPLIT = {"training": "train", "devel": "dev", "development": "dev", "valid": "val", "validation": "val"}
@@ -39,7 +39,7 @@ def split_in_name(path: str | os.PathLike) -> str | None:
 
 @dataclass(frozen=True)
 class Split:
-    """The query ids of one split (train, dev, test, ...), in file order; not :class:`evalkit.corpus.Queries` (ids and texts)."""
+    """The query ids of one split (train, dev, test, ...), in file order; not :class:`evalkit.data.corpus.Queries` (ids and texts)."""
 
     name: str
     path: str
@@ -68,8 +68,8 @@ def _plain_ids(text: str, label: str) -> list[str]:
 
 def _table_ids(text: str, label: str, columns: Sequence[str]) -> list[str] | None:
     """Ids from a headed TSV/CSV or JSONL; ``None`` when the file is neither."""
-    from evalkit.formats.tables import read_delimited
-    from evalkit.textio import LoadedFile
+    from evalkit.io.formats.tables import read_delimited
+    from evalkit.io.textio import LoadedFile
 
     first = text.lstrip().split("\n", 1)[0]
     if first.startswith("{"):
@@ -98,8 +98,8 @@ def _table_ids(text: str, label: str, columns: Sequence[str]) -> list[str] | Non
 
 def read_ids(path: str | os.PathLike, kind: str) -> list[str]:
     """Query (``kind="query"``) or document ids from a gold, table, JSONL or plain id file."""
-    from evalkit.formats import formats, read_qrels, sample_of
-    from evalkit.textio import load
+    from evalkit.io.formats import formats, read_qrels, sample_of
+    from evalkit.io.textio import load
 
     loaded = load(path)
     sample = sample_of(loaded)

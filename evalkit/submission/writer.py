@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from evalkit.errors import EvalkitError, UsageError
+from evalkit.core.errors import EvalkitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.submission import Expectations, SubmissionFormat
@@ -70,11 +70,11 @@ def write_submission(
     """
     from dataclasses import replace
 
-    from evalkit.formats import read_run
-    from evalkit.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.io.formats import read_run
+    from evalkit.io.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.submission import Problems
     from evalkit.submission.container import SubmissionText
-    from evalkit.outputs import atomic_write, check_outputs, committed_together, sidecar_of
+    from evalkit.io.transactions import atomic_write, check_outputs, committed_together, sidecar_of
 
     task_name = expectations.task
     out = Path(out_path)

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import numbers
 
-from evalkit.entry_points import EntryPoint, entry_points
-from evalkit.errors import EvalkitError, UsageError, shown
+from evalkit.core.entry_points import EntryPoint, entry_points
+from evalkit.core.errors import EvalkitError, UsageError, shown
 from evalkit.tasks.base import Task, TaskScore
 
 ENTRY_POINT_GROUP = "evalkit.tasks"
 # only used when evalkit runs from a source tree that was never installed (no entry points to read)
-BUILTIN_MODULES = ("checkthat2025_4b", "climatecheck2025_retrieval", "climatecheck2025_verification", "trec", "profiles.catalog")
+BUILTIN_MODULES = ("checkthat2025_4b.task", "climatecheck2025.retrieval", "climatecheck2025.verification", "trec", "profiles.catalog")
 _REGISTRY: dict[str, Task] = {}
 _ORIGIN: dict[type, str] = {}  # task class -> the distribution that declared it (from its entry point)
 _LOADED = False

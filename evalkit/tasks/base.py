@@ -7,9 +7,9 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from evalkit.data import Qrels, Run
-from evalkit.evaluation import MISSING_POLICIES, Evaluation, evaluate
+from evalkit.metrics.evaluation import MISSING_POLICIES, Evaluation, evaluate
 from evalkit.metrics import Metric, parse_metrics
-from evalkit.ranking import RANKING_RULE
+from evalkit.data.ranking import RANKING_RULE
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,7 +57,7 @@ class TaskScore:
 class Task:
     """A shared task, declared in one class: how its files look, what it reports, what is official.
 
-    A task declares its gold and run formats (names of :mod:`evalkit.formats`
+    A task declares its gold and run formats (names of :mod:`evalkit.io.formats`
     readers), its submission format (a registered
     :class:`~evalkit.submission.SubmissionFormat` name, or the format object
     itself for a third-party task), the ids per query of a submission, whether
@@ -129,21 +129,21 @@ class Task:
         """Score ``run``: the official figure, then the metrics.
 
         ``judged_only`` (trec_eval ``-J``), ``num_docs`` (``-N``), ``zscores``
-        (``-Z``: a :class:`~evalkit.zscores.ZScores`) and ``groups``
-        (``-R qrels_jg``: ``{group: Qrels}``, see :mod:`evalkit.judgment_groups`)
+        (``-Z``: a :class:`~evalkit.metrics.zscores.ZScores`) and ``groups``
+        (``-R qrels_jg``: ``{group: Qrels}``, see :mod:`evalkit.metrics.judgment_groups`)
         are trec_eval's evaluation options.
         """
         chosen = self.metrics(metrics)
         options = dict(missing=missing or self.default_missing, allow_partial=allow_partial, relevance_level=relevance_level,
                        keep_gold=self.keep_gold(qrels), depth=depth, judged_only=judged_only, num_docs=num_docs)
         if groups:
-            from evalkit.judgment_groups import evaluate_groups
+            from evalkit.metrics.judgment_groups import evaluate_groups
 
             evaluation = evaluate_groups(run, groups, chosen, **options)
         else:
             evaluation = evaluate(run, qrels, chosen, **options)
         if zscores is not None:
-            from evalkit.zscores import standardized
+            from evalkit.metrics.zscores import standardized
 
             evaluation = standardized(evaluation, zscores)
         official, value = self.official_value(evaluation)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.submission import Expectations, Problems, SubmissionFormat, check_file, header_columns
 from evalkit.tasks import Task, get_task, tasks
 
@@ -104,7 +104,7 @@ def validate(
     if task == "auto":
         chosen_by = "from the gold" if gold else "guessed from the file's header: pass --task or --gold"
         if gold:
-            from evalkit.formats import read_qrels
+            from evalkit.io.formats import read_qrels
             from evalkit.tasks import detect_task
 
             first = read_qrels(gold[0])

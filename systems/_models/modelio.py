@@ -3,7 +3,7 @@
 Every model is given by a hub name (``intfloat/e5-large-v2``) **or** a local
 folder. :func:`resolve_model` tells the two apart and turns the usual failures
 (a path that does not exist, a folder that is no model, a name that cannot be
-downloaded offline) into one clear :class:`~evalkit.errors.UsageError`.
+downloaded offline) into one clear :class:`~evalkit.core.errors.UsageError`.
 :func:`pick_device` chooses CUDA, then Apple MPS, then CPU for ``"auto"``, and
 :func:`autocast_dtype` the mixed precision to use there (bf16 where the GPU
 supports it, else fp16; none on CPU; ``bf16-native``: bf16 wherever the device
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.pipelines.seeding import seed_everything  # noqa: F401 (re-exported for the systems)
 
 MODEL_FILES = ("config.json", "modules.json", "pytorch_model.bin", "model.safetensors", "adapter_config.json")

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._version import DISTRIBUTION
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 
 BACKENDS = ("torch", "onnx")
 # bf16-native (bf16 where the device computes it natively) is fp32 here: ONNX Runtime's CPU kernels have no bf16
@@ -292,7 +292,7 @@ def exported_model(torch_model: Any, kind: str, precision: str) -> Path:
         quantize_int8(fp32, int8, reduce_range)
     settings = {"format": FORMAT, "key": key, "kind": kind, "precision": precision, "inputs": input_names(torch_model),
                 "opset": OPSET, "model_class": type(torch_model).__name__, "reduce_range": reduce_range}
-    from evalkit.outputs import atomic_write
+    from evalkit.io.transactions import atomic_write
 
     atomic_write(done, json.dumps(settings, indent=1, sort_keys=True, allow_nan=False) + "\n", force=True)  # last: the entry is complete
     return wanted

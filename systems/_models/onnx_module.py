@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models import onnx_backend
 
 

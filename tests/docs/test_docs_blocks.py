@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, SHARED
+from support.helpers import REPO, SHARED
 
 DOCS = REPO / "docs"
 RUNNABLE = ("bash", "python")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, run_cli
+from support.helpers import REPO, run_cli
 from test_docs_blocks import RUNNABLE, blocks_of, pages
 
 DOCS = REPO / "docs"
@@ -112,7 +112,7 @@ def served(site):
 
 @pytest.fixture(scope="module")
 def chromium():
-    from html_browser import browser_or_reason, start_chromium
+    from support.html_browser import browser_or_reason, start_chromium
 
     browser, driver_binary, reason = browser_or_reason()
     if reason:

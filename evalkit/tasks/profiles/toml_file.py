@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from evalkit.errors import UsageError, shown
+from evalkit.core.errors import UsageError, shown
 
 KEYS = {"name": str, "description": str, "measures": str, "depth": int, "judged_only": bool, "exclude_self": bool,
         "subcollections": list, "dataset_ids": list, "sources": list}
@@ -39,7 +39,7 @@ def read_profile(path: str | os.PathLike) -> Any:
 
     from evalkit.metrics import parse_metrics
     from evalkit.tasks.profiles.base import ProfileTask
-    from evalkit.textio import check_regular
+    from evalkit.io.textio import check_regular
 
     label = shown(os.fspath(path))
     check_regular(path)

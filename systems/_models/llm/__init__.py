@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.llm.cache import AnswerCache, Messages, answer_key, cache_file
 from evalkit.pipelines.stages import option
 
@@ -88,7 +88,7 @@ class LLMBackend:
         ``on_answer(i, answer)`` is called for each prompt as its answer is known (cached ones first, then each fresh
         one as it arrives, after it is cached), so a caller can keep every answer before the last one arrives.
         """
-        from evalkit.progress import progress
+        from evalkit.core.progress import progress
 
         limit = int(max_new_tokens or self.max_new_tokens)
         keys = [answer_key(self.name, self.model, p, self.settings(limit)) for p in prompts]

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from evalkit.errors import UsageError
+from evalkit.core.errors import UsageError
 from evalkit.systems._models.llm import LLMBackend, locate_model
 from evalkit.systems._models.llm.cache import Messages
 

@@ -1,0 +1,1 @@
+"""How an output reaches its file: the staging temporaries (:mod:`evalkit.io.writing.temporaries`)."""

@@ -1,1 +1,0 @@
-"""How an output reaches its file: the staging temporaries (:mod:`evalkit.writing.temporaries`)."""
