@@ -62,6 +62,21 @@ TEST = RANX + ARROW + PANDAS + SYSTEMS + PEERS + RAY + ONNX + DOCS + DATASETS + 
     "pytest>=7", "pytest-xdist>=3.5", "scikit-learn>=1.3", "krippendorff>=0.6", "gguf>=0.10", "accelerate>=0.26", "ruff>=0.5", "mypy>=1.8", "build>=1.0",
     "selenium>=4.15"]
 
+
+
+def builtin_entry_points() -> dict[str, list[str]]:
+    """evalkit/entry_points.txt: the built-in tasks and what they register, declared as a plugin declares its own."""
+    groups: dict[str, list[str]] = {}
+    group = None
+    for line in (HERE / "evalkit" / "entry_points.txt").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            group = groups.setdefault(line[1:-1], [])
+        elif line and not line.startswith("#") and group is not None:
+            group.append(line.replace(" = ", "="))
+    return groups
+
+
 packages = find_packages(include=["evalkit", "evalkit.*"])
 system_packages = ["evalkit.systems" + p[len("systems"):] for p in find_packages(include=["systems", "systems.*"])]
 
@@ -76,7 +91,7 @@ setup(
     # evalkit.examples: gold/examples (the README's first command's files) shipped as data
     packages=packages + system_packages + ["evalkit.examples"],
     package_dir={"evalkit.systems": "systems", "evalkit.examples": "gold/examples"},
-    package_data={"evalkit": ["py.typed", "native/_native.pyi", "report/html_assets/*", "templates/*.yml", "judging/prompts/*.txt"],
+    package_data={"evalkit": ["py.typed", "native/_native.pyi", "entry_points.txt", "report/html_assets/*", "templates/*.yml", "judging/prompts/*.txt"],
                   "evalkit.systems": ["configs/*.toml", "examples/*"], "evalkit.examples": ["*.tsv", "README.md", "trec/*"]},
     include_package_data=False,  # the data files are the ones package_data names (the C sources go to the sdist only)
     # evalkit.native._native: the compiled kernels of the readers (a TREC run read and its ids coded in one pass, the judged rows
@@ -112,21 +127,6 @@ setup(
     },
     entry_points={
         "console_scripts": ["evalkit=evalkit.cli:entry_point"],
-        # built-in tasks register exactly as third-party task plugins do
-        "evalkit.tasks": [
-            "checkthat2025-4b=evalkit.tasks.checkthat2025_4b.task:CheckThat2025Task4b",
-            "climatecheck2025-retrieval=evalkit.tasks.climatecheck2025.retrieval:ClimateCheck2025Retrieval",
-            "climatecheck2025-verification=evalkit.tasks.climatecheck2025.verification:ClimateCheck2025Verification",
-            "trec=evalkit.tasks.trec:TrecTask",
-            "trec-dl-2019-passage=evalkit.tasks.profiles.catalog:TrecDl2019Passage",
-            "trec-dl-2020-passage=evalkit.tasks.profiles.catalog:TrecDl2020Passage",
-            "trec-dl-2019-document=evalkit.tasks.profiles.catalog:TrecDl2019Document",
-            "trec-dl-2020-document=evalkit.tasks.profiles.catalog:TrecDl2020Document",
-            "msmarco-passage-dev=evalkit.tasks.profiles.catalog:MsMarcoPassageDev",
-            "beir=evalkit.tasks.profiles.catalog:Beir",
-            "beir-cqadupstack=evalkit.tasks.profiles.catalog:BeirCqaDupStack",
-            "trec-covid=evalkit.tasks.profiles.catalog:TrecCovid",
-        ],
         # built-in systems register exactly as third-party plugins do
         "evalkit.systems": [
             "bm25=evalkit.systems.bm25:BM25",
@@ -138,6 +138,8 @@ setup(
             "nli-verifier=evalkit.systems.verify_nli:NLIVerifier",
             "llm-verifier=evalkit.systems.verify_llm:LLMVerifier",
         ],
+        # built-in tasks (and the formats, submission formats and metrics they register) exactly as task plugins do
+        **builtin_entry_points(),
     },
     classifiers=[
         "Programming Language :: Python :: 3",

@@ -45,7 +45,7 @@ from evalkit.competition.scoring import main  # noqa: E402
 sys.exit(main(HERE))
 '''
 _SKIP_PARTS = {"__pycache__", "csrc"}
-_DATA_SUFFIXES = {".py", ".js", ".css", ".html", ".typed"}
+_DATA_SUFFIXES = {".py", ".js", ".css", ".html", ".typed", ".txt"}  # .txt: the built-in entry points
 
 
 def package_files(root: Path, prefix: str) -> dict[str, bytes]:

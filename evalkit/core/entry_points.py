@@ -1,4 +1,4 @@
-"""The entry points of a group (task and system plugins), read as :mod:`importlib.metadata` reads them, without its imports.
+"""The entry points of a group (task, format, submission format, metric and system plugins), read as :mod:`importlib.metadata` reads them, without its imports.
 
 ``importlib.metadata`` imports ``email``, ``zipfile``, ``csv`` and ``tempfile``
 (about a third of numpy's import time, on every ``evalkit score``) to read a
@@ -19,6 +19,8 @@ import re
 import sys
 from dataclasses import dataclass
 from typing import Any
+
+from evalkit.core.errors import EvalkitError, UsageError, shown
 
 _ENTRY = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
@@ -124,3 +126,37 @@ def entry_points(group: str) -> list[EntryPoint]:
                 if text and f"[{group}]" in text:
                     found += _parse(text, group, _dist_name(folder))
     return found
+
+
+# evalkit's own built-in tasks and what they register, for a tree that was never installed (a competition bundle)
+BUILTIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "entry_points.txt")
+_IMPORTED: set[str] = set()
+
+
+def plugin_entry_points(group: str) -> list[EntryPoint]:
+    """:func:`entry_points`, and evalkit's built-ins from ``evalkit/entry_points.txt`` where evalkit was not installed."""
+    found = entry_points(group)
+    if not any(entry.value.startswith("evalkit.") for entry in found):
+        text = _read(BUILTIN)
+        found = (_parse(text, group, "evalkit-ir") if text else []) + found
+    return found
+
+
+def import_plugins(group: str) -> None:
+    """Import, once, every module that ``group``'s entry points name: each registers what it holds where it belongs
+    (a format with the formats, a metric with the metrics). A plugin that cannot be imported is one line."""
+    if group in _IMPORTED:
+        return
+    _IMPORTED.add(group)
+    try:
+        for entry in plugin_entry_points(group):
+            try:
+                entry.load()
+            except EvalkitError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a broken plugin is one line, not a traceback
+                raise UsageError(f"plugin {entry.name!r} ({entry.value}) of {entry.dist_name} cannot be loaded: "
+                                 f"{type(exc).__name__}: {shown(str(exc), 200)}; reinstall or remove it") from None
+    except EvalkitError:
+        _IMPORTED.discard(group)  # every later call refuses again, never with half a registry
+        raise

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from evalkit.core.errors import UsageError, shown
-from evalkit.metrics import _REGISTRY, _RULES, Metric, registered
+from evalkit.metrics import _RULES, Metric, known, registered
 from evalkit.metrics.parameters import CUTOFFS, ParameterError
 from evalkit.metrics.trec_names import c_atol, dotted_specs, expand_sets
 from evalkit.core.input_rules import NUMBER
@@ -51,7 +51,7 @@ def _kind(value) -> str:
 def _close_matches(name: str) -> str:
     import difflib
 
-    names = sorted(set(_REGISTRY) | set(AMBIGUOUS))
+    names = sorted(set(known()) | set(AMBIGUOUS))
     close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
     if close:
         return "close matches: " + ", ".join(close)
@@ -100,7 +100,7 @@ def _lookup(name: str) -> tuple[type[Metric], str] | None:
     key = name.lower()
     if key in AMBIGUOUS:
         raise UsageError(f"metric name {name!r} is ambiguous: {AMBIGUOUS[key]}")
-    cls = _REGISTRY.get(key)
+    cls = known().get(key)
     return None if cls is None else (cls, _RULES.get(key, cls.cutoff))
 
 
@@ -205,7 +205,7 @@ def _tokens(spec: str) -> list[str]:
     ``unj``, ``Rprec_mult``) for its default cutoffs, and trec_eval's
     parameter text (``ndcg.1=3,2=9``) stays whole.
     """
-    spec = dotted_specs(expand_sets(spec), {name: cls.spec_kind for name, cls in _REGISTRY.items() if cls.spec_kind})
+    spec = dotted_specs(expand_sets(spec), {name: cls.spec_kind for name, cls in known().items() if cls.spec_kind})
     spec = _TREC_LIST.sub(_expand_list, spec)
     tokens, current, depth = [], "", 0
     for char in spec:

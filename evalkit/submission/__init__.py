@@ -50,6 +50,7 @@ class SubmissionFormat:
 
 
 _REGISTRY: dict[str, SubmissionFormat] = {}
+ENTRY_POINT_GROUP = "evalkit.submission_formats"  # modules that register a task's submission format
 
 
 def register(fmt: SubmissionFormat) -> SubmissionFormat:
@@ -58,11 +59,15 @@ def register(fmt: SubmissionFormat) -> SubmissionFormat:
 
 
 def submission_formats() -> list[SubmissionFormat]:
+    from evalkit.core.entry_points import import_plugins
+
+    import_plugins(ENTRY_POINT_GROUP)
     return list(_REGISTRY.values())
 
 
 def get_format(name: str) -> SubmissionFormat:
     """The registered submission format ``name`` (a task declares its format by this name)."""
+    submission_formats()
     fmt = _REGISTRY.get(name)
     if fmt is None:
         raise UsageError(f"unknown submission format {name!r} (known: {', '.join(_REGISTRY)})")
@@ -89,7 +94,5 @@ def header_columns(path: str | os.PathLike) -> list[str]:
     return [c.strip().strip('"').lower() for c in first.replace("\t", ",").split(",")]
 
 
-from evalkit.tasks.checkthat2025_4b import submission as checkthat2025_4b
-from evalkit.tasks.climatecheck2025 import submission as climatecheck2025  # noqa: E402, F401  (register the built-in formats)
 
 __all__ = ["Expectations", "Problems", "SubmissionFormat", "check_file", "get_format", "header_columns", "register", "submission_formats"]

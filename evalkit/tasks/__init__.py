@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import numbers
 
-from evalkit.core.entry_points import EntryPoint, entry_points
+from evalkit.core.entry_points import EntryPoint, plugin_entry_points
 from evalkit.core.errors import EvalkitError, UsageError, shown
 from evalkit.tasks.base import Task, TaskScore
 
 ENTRY_POINT_GROUP = "evalkit.tasks"
-# only used when evalkit runs from a source tree that was never installed (no entry points to read)
-BUILTIN_MODULES = ("checkthat2025_4b.task", "climatecheck2025.retrieval", "climatecheck2025.verification", "trec", "profiles.catalog")
 _REGISTRY: dict[str, Task] = {}
 _ORIGIN: dict[type, str] = {}  # task class -> the distribution that declared it (from its entry point)
 _LOADED = False
@@ -83,15 +81,9 @@ def load_entry_points() -> None:
     if _LOADED:
         return
     _LOADED = True
-    entries = entry_points(ENTRY_POINT_GROUP)
     try:
-        for entry in entries:
+        for entry in plugin_entry_points(ENTRY_POINT_GROUP):  # the built-ins from evalkit/entry_points.txt if not installed
             _load_entry(entry)
-        if not any(entry.value.startswith("evalkit.tasks.") for entry in entries):
-            import importlib
-
-            for module in BUILTIN_MODULES:  # an uninstalled source tree: import the built-ins directly
-                importlib.import_module(f"evalkit.tasks.{module}")
     except EvalkitError:
         _LOADED = False  # every later call refuses again, never with half a registry
         raise

@@ -68,12 +68,25 @@ class Format:
 _REGISTRY: dict[str, Format] = {}
 
 
-def register(fmt: Format) -> Format:
-    _REGISTRY[fmt.name] = fmt
+ENTRY_POINT_GROUP = "evalkit.formats"  # modules that register formats of their own (a task's gold and run files)
+
+
+def register(fmt: Format, before: str | None = None) -> Format:
+    """Make ``fmt`` known; registration order is sniffing order, and ``before`` names the format it is tried ahead of."""
+    if before is None or before not in _REGISTRY:
+        _REGISTRY[fmt.name] = fmt
+        return fmt
+    items = [(name, f) for name, f in _REGISTRY.items() if name != fmt.name]
+    at = next(i for i, (name, _) in enumerate(items) if name == before)
+    _REGISTRY.clear()
+    _REGISTRY.update(items[:at] + [(fmt.name, fmt)] + items[at:])
     return fmt
 
 
 def formats(kind: str | None = None) -> list[Format]:
+    from evalkit.core.entry_points import import_plugins
+
+    import_plugins(ENTRY_POINT_GROUP)
     if kind not in ("run", "qrels"):
         _register_collections()
     return [f for f in _REGISTRY.values() if kind is None or f.kind == kind]
@@ -141,6 +154,7 @@ def detect(loaded: LoadedFile, kind: str, option: str = "--format") -> Format:
 def _resolve(loaded: LoadedFile, kind: str, fmt: str, option: str) -> Format:
     if fmt == "auto":
         return detect(loaded, kind, option)
+    formats()
     chosen = _REGISTRY.get(fmt)
     if chosen is None or chosen.kind != kind:
         names = ", ".join(f.name for f in formats(kind))
@@ -216,13 +230,9 @@ def _read_dataset_qrels(name: str, fmt: str):
 
 
 # registration order is sniffing order: most specific headers first (a judging sheet's header also names query_id and
-# doc_id, which BEIR qrels claim)
+# doc_id, which BEIR qrels claim); a task's own formats take their places when their entry points load (before=)
 from evalkit.io.formats import judging_sheet  # noqa: E402
-from evalkit.io.formats import beir_qrels  # noqa: E402
-from evalkit.tasks.checkthat2025_4b import gold as checkthat_gold  # noqa: E402
-from evalkit.tasks.climatecheck2025 import gold as climatecheck_gold, run as climatecheck_run  # noqa: E402
-from evalkit.io.formats import list_run, trec_qrels, trec_run  # noqa: E402
-
+from evalkit.io.formats import beir_qrels, list_run, trec_qrels, trec_run  # noqa: E402, F401
 
 
 def _register_collections() -> None:

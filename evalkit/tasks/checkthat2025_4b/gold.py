@@ -43,4 +43,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     return Qrels.from_rows(qids, docs, [1.0] * len(qids), texts=texts or None)
 
 
-FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read, read_rows))
+FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read, read_rows),
+                  before="checkthat-list")

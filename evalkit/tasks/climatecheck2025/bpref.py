@@ -8,7 +8,7 @@ from evalkit.metrics.base import Judged, Metric, safe_divide
 from evalkit.metrics.bpref import judged_nonrelevant_above
 
 
-@register
+@register(after="GM-Bpref")  # listed beside the other Bprefs
 class ClimateCheckBpref(Metric):
     """CC-Bpref(q) = (1/R) * sum over retrieved relevant r of (1 - min(n_r, R) / R).
 

@@ -58,4 +58,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     return qrels
 
 
-FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read, read_rows))
+FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read, read_rows),
+                  before="checkthat-list")

@@ -106,4 +106,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     )
 
 
-FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, read_rows))
+FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, read_rows),
+                  before="checkthat-list")
