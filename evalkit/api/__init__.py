@@ -32,16 +32,14 @@ from evalkit.core.options import ScoringOptions
 from evalkit.io.reading import (
     QrelsLike,
     RunLike,
-    _paths_of,
-    _run_names,
     as_qrels,
     as_run,
-    check_task_name,
     input_entry,
     read_qrels,
     read_run,
-    resolve_task,
 )
+from evalkit.scoring.runset import check_task_name, resolve_task
+from evalkit.scoring.runset import paths_of as _paths_of, run_names as _run_names
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -70,7 +70,8 @@ def fuse_runs(
     metric) on a grid of ``step``. Ties in the fused scores follow the ranking
     rule, whatever the order of the runs.
     """
-    from evalkit.io.reading import _run_names, as_qrels, as_run, input_entry
+    from evalkit.io.reading import as_qrels, as_run, input_entry
+    from evalkit.scoring.runset import run_names as _run_names
     from evalkit.io.manifest import build_manifest
 
     chosen = get_method(method)

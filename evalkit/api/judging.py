@@ -128,7 +128,8 @@ def pool(
     ``queries`` (a query file or ``{id: text}``) and ``corpus`` (a collection
     file or :class:`~evalkit.data.corpus.Corpus`) put the texts on the sheet.
     """
-    from evalkit.io.reading import _paths_of, _run_names, as_run, input_entry
+    from evalkit.io.reading import as_run, input_entry
+    from evalkit.scoring.runset import paths_of as _paths_of, run_names as _run_names
     from evalkit.report.pool_summary import coverage_notes
     from evalkit.io.manifest import build_manifest
     from evalkit.scoring.runset import with_progress
@@ -256,7 +257,8 @@ def reuse(
     ``depth`` there would cut the rankings scored, and ``metrics`` is ``metric``).
     """
     from evalkit.api import score_many
-    from evalkit.io.reading import _paths_of, _run_names, check_task_name, input_entry
+    from evalkit.io.reading import input_entry
+    from evalkit.scoring.runset import check_task_name, paths_of as _paths_of, run_names as _run_names
     from evalkit.judging.reuse import leave_one_group_out
     from evalkit.io.manifest import build_manifest
     from evalkit.metrics import parse_metric

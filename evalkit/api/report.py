@@ -77,7 +77,8 @@ def prepare_report(
 ) -> PreparedReport:
     """Score ``runs`` on ``gold`` under ``scoring`` (one task, one missing-query policy) and fix the report's baseline, metric and pair."""
     from evalkit.api import score_many
-    from evalkit.io.reading import _paths_of, input_entry
+    from evalkit.io.reading import input_entry
+    from evalkit.scoring.runset import paths_of as _paths_of
     from evalkit.io.manifest import build_manifest
     from evalkit.metrics import parse_metric
     from evalkit.report.document import ReportOptions

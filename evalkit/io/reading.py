@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from evalkit.data import Qrels, Run
 from evalkit.core.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-    from evalkit.tasks.base import Task
 
 RunLike = Union[str, os.PathLike, Run, "pd.DataFrame", Mapping[str, Any]]
 QrelsLike = Union[str, os.PathLike, Qrels, "pd.DataFrame", Mapping[str, Mapping[str, float]]]
@@ -105,47 +103,3 @@ def input_entry(role: str, item: Run | Qrels) -> dict[str, Any]:
         if array is not None:
             digest.update(array.tobytes())
     return {"role": role, "path": None, "format": "in-memory", "sha256": digest.hexdigest()}
-
-
-def check_task_name(task: str) -> None:
-    """Refuse an unknown task name before any file is read (``"auto"`` is resolved later, from the gold)."""
-    if task != "auto":
-        from evalkit.tasks import get_task
-
-        get_task(task)
-
-
-def resolve_task(task: str, qrels: Qrels) -> "tuple[Task, str]":
-    """The task named, or detected from the gold's format with ``"auto"`` (never from a run), and why."""
-    from evalkit.scoring.runset import resolve_task as _resolve
-
-    return _resolve(task, qrels)
-
-
-def _paths_of(runs: Sequence[RunLike]) -> list[str | None]:
-    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
-
-
-def _run_names(runs: Sequence[RunLike], names: Sequence[str] | None) -> list[str]:
-    if names is not None:
-        if len(names) != len(runs):
-            raise UsageError(f"{len(names)} names for {len(runs)} runs")
-        from evalkit.core.input_rules import ValueProblem, utf8_text
-
-        try:
-            return [utf8_text(name, "run name") if isinstance(name, str) else name for name in names]
-        except ValueProblem as problem:
-            raise UsageError(str(problem)) from None
-    from evalkit.scoring.runset import number_repeats, unique_names
-
-    positions = [i for i, r in enumerate(runs) if isinstance(r, (str, os.PathLike))]
-    from_paths = dict(zip(positions, unique_names([os.fspath(runs[i]) for i in positions]))) if positions else {}
-    out: list[str] = []
-    for number, run in enumerate(runs, start=1):
-        if number - 1 in from_paths:
-            out.append(from_paths[number - 1])
-        elif isinstance(run, Run) and run.name not in ("run", ""):
-            out.append(run.name)
-        else:
-            out.append(f"run{number}")
-    return number_repeats(out)  # two runs of one name (in memory) are told apart as file names are

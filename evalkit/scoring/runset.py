@@ -10,6 +10,7 @@ another split that happen to collide with the gold's).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -193,3 +194,40 @@ def comparison_metric(task: Task, score: TaskScore, requested: str | None = None
 def default_metric_labels(task: Task) -> list[str]:
     """The labels of the task's official and default metrics."""
     return [m.label for m in task.metrics(None)]
+
+
+def check_task_name(task: str) -> None:
+    """Refuse an unknown task name before any file is read (``"auto"`` is resolved later, from the gold)."""
+    if task != "auto":
+        from evalkit.tasks import get_task
+
+        get_task(task)
+
+
+def paths_of(runs: Sequence[Any]) -> list[str | None]:
+    """The path each run was given as (``None``: given in memory)."""
+    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
+
+
+def run_names(runs: Sequence[Any], names: Sequence[str] | None) -> list[str]:
+    """A name per run: ``names`` if given, else its file's (told apart), its own, or ``runN``."""
+    if names is not None:
+        if len(names) != len(runs):
+            raise UsageError(f"{len(names)} names for {len(runs)} runs")
+        from evalkit.core.input_rules import ValueProblem, utf8_text
+
+        try:
+            return [utf8_text(name, "run name") if isinstance(name, str) else name for name in names]
+        except ValueProblem as problem:
+            raise UsageError(str(problem)) from None
+    positions = [i for i, r in enumerate(runs) if isinstance(r, (str, os.PathLike))]
+    from_paths = dict(zip(positions, unique_names([os.fspath(runs[i]) for i in positions]))) if positions else {}
+    out: list[str] = []
+    for number, run in enumerate(runs, start=1):
+        if number - 1 in from_paths:
+            out.append(from_paths[number - 1])
+        elif isinstance(run, Run) and run.name not in ("run", ""):
+            out.append(run.name)
+        else:
+            out.append(f"run{number}")
+    return number_repeats(out)  # two runs of one name (in memory) are told apart as file names are
