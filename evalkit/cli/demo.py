@@ -23,7 +23,6 @@ import click
 
 from evalkit.cli.common import FORCE_OPTION
 
-TASK = "checkthat2025-4b"
 RECORD = "demo.manifest.json"
 
 
@@ -81,6 +80,7 @@ def demo(out_dir, force):
     from evalkit.io.formats import read_qrels
     from evalkit.pipelines.run import run_pipeline
     from evalkit.api.report import report_figures, write_report
+    from evalkit.scoring.runset import resolve_task
     from evalkit.tasks.submissions import validate, write_submission
     from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of, transaction
 
@@ -100,14 +100,15 @@ def demo(out_dir, force):
     force = force or recorded is not None  # a previous demo's files, unchanged, are replaced
     check_outputs(outputs, force)
     gold = read_qrels(tweets)
+    task = resolve_task("auto", gold)[0].name  # the task comes from the gold, as for any command
 
     def progress(message: str) -> None:
         click.echo(f"   {message}", err=True)
 
     click.echo(f"1. BM25 (stem analyzer) on {collection.name} ({tweets.name} as queries) -> {stem_path}, {submission}", err=True)
     stem = run_pipeline("bm25", collection, tweets, set_options=["analyzer=stem"], k=100, gold=gold, progress=progress)
-    write_submission(stem.run, TASK, submission, str(tweets), force, command="demo")
-    stem.save(stem_path, force=force, task=TASK, command="demo")
+    write_submission(stem.run, task, submission, str(tweets), force, command="demo")
+    stem.save(stem_path, force=force, task=task, command="demo")
     click.echo(f"2. BM25 (whitespace analyzer), the baseline -> {plain_path}", err=True)
     plain = run_pipeline("bm25", collection, tweets, set_options=["analyzer=whitespace"], k=100, gold=gold, progress=progress)
     plain.save(plain_path, force=force, command="demo")
@@ -115,7 +116,7 @@ def demo(out_dir, force):
         recorded = _record(folder, written, recorded or {}, force)
         written.commit()  # the runs and the submission: validated and scored below as files
     click.echo(f"3. validate {submission}", err=True)
-    checked = validate(submission, TASK, gold=[tweets], collection_ids=[collection])
+    checked = validate(submission, task, gold=[tweets], collection_ids=[collection])
     for line in checked.lines():
         click.echo(line)
     click.echo(checked.verdict())

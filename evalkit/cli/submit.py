@@ -8,10 +8,17 @@ from evalkit.io.transactions import announce
 from evalkit.cli.common import COLUMN_OPTION, DEPTH, FORCE_OPTION, RUN_FORMAT_OPTION, warn
 
 
+def _task_names() -> str:
+    """The tasks that have an official submission file, from the task registry."""
+    from evalkit.tasks import tasks
+
+    return ", ".join(task.name for task in tasks() if task.submission is not None)
+
+
 @click.command()
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.option("--task", required=True,
-              help="Task name (see `evalkit tasks`): checkthat2025-4b, climatecheck2025-retrieval, climatecheck2025-verification.")
+              help=f"Task name (see `evalkit tasks`): {_task_names()}.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Output: NAME.zip (the upload; official file inside, no folder) or a plain .tsv/.csv.")
 @click.option("--queries", default=None, type=click.Path(dir_okay=False),

@@ -4,8 +4,8 @@ A column key is what the scoring program writes into ``scores.json`` and
 what Codabench matches, so it is chosen once here, at bundle time, and
 stored in the scoring program's configuration. Keys and titles fit
 Codabench's 36 characters. A task may name its keys itself with a
-``leaderboard_keys`` mapping (figure label -> key); the built-in
-ClimateCheck tasks use the names the organisers' scorer writes
+``leaderboard_keys`` mapping (figure label -> key) and say what its own
+figures mean with ``figure_definitions``; the built-in ClimateCheck tasks use the names the organisers' scorer writes
 (``evaluation/evaluate.py`` of the shared task: ``Recall@2``, ``B-pref``,
 ``SubtaskI-Score``, ``Precision``, ``F1``, ``SubtaskII-Score``...), so their
 bundle's leaderboard reads as the 2025 one did; other figures keep their
@@ -18,24 +18,6 @@ import re
 from dataclasses import dataclass
 
 from evalkit.competition import codabench
-from evalkit.tasks.climatecheck2025 import retrieval as cc1
-from evalkit.tasks.climatecheck2025 import verification as cc2
-
-# the ClimateCheck organisers' scorer prints these names (its scores.txt lines) for evalkit's figures
-_CLIMATECHECK = {
-    cc1.OFFICIAL: "SubtaskI-Score", "Recall@2": "Recall@2", "Recall@5": "Recall@5", "Recall@10": "Recall@10", "CC-Bpref": "B-pref",
-    cc2.OFFICIAL: "SubtaskII-Score", cc2.F1: "F1", cc2.PRECISION: "Precision", cc2.RECALL: "Recall",
-}
-ORGANISER_KEYS = {cc1.ClimateCheck2025Retrieval.name: _CLIMATECHECK, cc2.ClimateCheck2025Verification.name: _CLIMATECHECK}
-# what the figures that are not evalkit metrics mean (the ClimateCheck Subtask II figures, as its scorer computes them)
-FIGURE_DEFINITIONS = {
-    cc2.F1: "F1 of the predicted labels, scikit-learn's weighted average over the gold labels, over every predicted row whose "
-            "(claim, abstract) pair the gold judges (a repeated row counts again); labels compared lower-cased",
-    cc2.PRECISION: "precision of the predicted labels, weighted average over the gold labels (the same rows as F1)",
-    cc2.RECALL: "recall of the predicted labels, weighted average over the gold labels (the same rows as F1)",
-    cc2.ACCURACY: "share of those rows whose label equals the gold label (lower-cased)",
-    cc1.OFFICIAL: cc1.ClimateCheck2025Retrieval.official_definition,
-}
 LOWER_IS_BETTER = ("Unjudged",)  # figures whose smaller values are better (ascending columns)
 _SLUG = re.compile(r"[^A-Za-z0-9@.+-]+")
 
@@ -71,8 +53,7 @@ def key_of(label: str) -> str:
 
 def columns_for(task, labels: list[str], precision: int = 4) -> list[Column]:
     """The columns for the figures ``labels`` (official first) of ``task``; keys unique and at most 36 characters."""
-    named = dict(ORGANISER_KEYS.get(task.name, {}))
-    named.update(getattr(task, "leaderboard_keys", None) or {})
+    named = dict(getattr(task, "leaderboard_keys", None) or {})
     columns: list[Column] = []
     used: set[str] = set()
     for label in labels:
@@ -91,7 +72,7 @@ def definition_of(task, label: str, official_label: str) -> str:
     """What a figure means: the task's official definition, an evalkit metric's formula, or the figure's own."""
     if label == official_label:
         return task.official_definition
-    own = (getattr(task, "figure_definitions", None) or {}).get(label) or FIGURE_DEFINITIONS.get(label)
+    own = (getattr(task, "figure_definitions", None) or {}).get(label)
     if own:
         return own
     from evalkit.core.errors import UsageError

@@ -1,4 +1,4 @@
-"""What an organiser chooses for a bundle, checked before any work, with the built-in tasks' real settings.
+"""What an organiser chooses for a bundle, checked before any work, the task's own settings as defaults.
 
 Defaults follow Codabench's (5 submissions a day, 100 in all) and what a
 shared task expects: the last submission counts (``Force_Last``), four
@@ -26,36 +26,14 @@ DEFAULT_TIME_LIMIT = 300  # seconds; evalkit scores a 4b submission in about a s
 DEFAULT_MAX_SUBMISSION = 256 << 20  # bytes a submission may hold or expand to
 
 
-@dataclass(frozen=True)
-class Preset:
-    """A built-in task's real competition settings."""
+def preset_of(task_name: str):
+    """The task's own competition settings (:class:`~evalkit.tasks.base.CompetitionPreset`), or ``None``."""
+    from evalkit.tasks import get_task
 
-    title: str
-    description: str
-    phases: Mapping[str, str] = field(default_factory=dict)  # phase name -> its description
-
-
-PRESETS = {
-    "checkthat2025-4b": Preset(
-        "CheckThat! 2025 Task 4b: Scientific Claim Source Retrieval",
-        "Given a tweet that implicitly refers to a scientific paper, retrieve the paper from a collection of 7,718 "
-        "CORD-19 papers: five ranked cord_uids per tweet, scored by MRR@5.",
-        {"dev": "Development: the dev tweets, whose gold is public; tune your system and check your file.",
-         "test": "Test: the test tweets; the gold stays hidden until the end, the last submission counts."},
-    ),
-    "climatecheck2025-retrieval": Preset(
-        "ClimateCheck 2025 Subtask I: Abstract Retrieval",
-        "Given a climate-related claim from social media, retrieve the ten most relevant scientific abstracts; "
-        "scored as the organisers' scorer does, by the mean of Recall@2, Recall@5, Recall@10 and Bpref.",
-        {"dev": "Development: claims whose gold is public.", "test": "Test: hidden gold; the last submission counts."},
-    ),
-    "climatecheck2025-verification": Preset(
-        "ClimateCheck 2025 Subtask II: Claim Verification",
-        "Given a claim and its retrieved abstracts, label each pair Supports, Refutes or Not Enough Information; "
-        "scored as the organisers' scorer does, by weighted F1 plus Recall@10 (the Subtask I figures are shown too).",
-        {"dev": "Development: claims whose gold is public.", "test": "Test: hidden gold; the last submission counts."},
-    ),
-}
+    try:
+        return get_task(task_name).competition
+    except UsageError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -145,7 +123,7 @@ def phase_settings(
         raise UsageError(f"phase {next(n for n in names if names.count(n) > 1)!r} is given twice")
     starts, ends = _by_phase(starts, names, "--start"), _by_phase(ends, names, "--end")
     detailed, descriptions = _by_phase(detailed, names, "--detailed"), _by_phase(descriptions, names, "a description")
-    preset = PRESETS.get(task_name)
+    preset = preset_of(task_name)
     today = today or _dt.datetime.now(_dt.timezone.utc).date()
     result = []
     previous_end: _dt.datetime | None = None
@@ -179,7 +157,7 @@ def phase_settings(
 def bundle_settings(task_name: str, phases: tuple[PhaseSettings, ...], *, title: str | None = None,
                     description: str | None = None, **options) -> BundleSettings:
     """The settings with the task's preset title and description where none is given; numbers checked."""
-    preset = PRESETS.get(task_name)
+    preset = preset_of(task_name)
     chosen_title = title or (preset.title if preset else f"{task_name} shared task")
     settings = BundleSettings(task_name, phases, chosen_title, description if description is not None else (preset.description if preset else ""),
                               **options)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -54,6 +54,15 @@ class TaskScore:
         return lines + self.notes
 
 
+@dataclass(frozen=True)
+class CompetitionPreset:
+    """A task's real competition settings, the defaults of ``evalkit competition bundle``."""
+
+    title: str
+    description: str
+    phases: Mapping[str, str] = field(default_factory=dict)  # phase name -> its description
+
+
 class Task:
     """A shared task, declared in one class: how its files look, what it reports, what is official.
 
@@ -78,6 +87,9 @@ class Task:
     labels_required: ClassVar[bool] = False  # submissions must carry a label per row
     dataset_ids: ClassVar[tuple[str, ...]] = ()  # ir_datasets ids (shell patterns) whose gold picks this task with auto
     sources: ClassVar[tuple[str, ...]] = ()  # where the official definition comes from (overview paper, documentation)
+    competition: ClassVar[CompetitionPreset | None] = None  # the title, description and phases of its competition
+    leaderboard_keys: ClassVar[Mapping[str, str]] = {}  # figure label -> its scores.json key (the organisers' names)
+    figure_definitions: ClassVar[Mapping[str, str]] = {}  # figure label -> what it means, for figures no metric defines
 
     @property
     def submission_format(self):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from evalkit.metrics import Metric, parse_metrics
 from evalkit.tasks import register
-from evalkit.tasks.base import Task
+from evalkit.tasks.base import CompetitionPreset, Task
 
 
 @register
@@ -24,6 +24,13 @@ class CheckThat2025Task4b(Task):
     submission_depth = 5
     sources = ("CLEF 2025 CheckThat! Lab, Task 4b (scientific claim source retrieval): the task's page and the organisers' "
                "scorer (MRR@5 over the gold tweets)",)
+    competition = CompetitionPreset(
+        "CheckThat! 2025 Task 4b: Scientific Claim Source Retrieval",
+        "Given a tweet that implicitly refers to a scientific paper, retrieve the paper from a collection of 7,718 "
+        "CORD-19 papers: five ranked cord_uids per tweet, scored by MRR@5.",
+        {"dev": "Development: the dev tweets, whose gold is public; tune your system and check your file.",
+         "test": "Test: the test tweets; the gold stays hidden until the end, the last submission counts."},
+    )
 
     def official_metrics(self) -> list[Metric]:
         return parse_metrics("mrr@5")

@@ -11,7 +11,7 @@ from evalkit.metrics.evaluation import PARTIAL_THRESHOLD
 from evalkit.metrics import Metric, parse_metrics
 from evalkit.tasks.climatecheck2025 import official
 from evalkit.tasks import register
-from evalkit.tasks.base import Task, TaskScore
+from evalkit.tasks.base import CompetitionPreset, Task, TaskScore
 
 OFFICIAL = "Subtask I score (mean of Recall@2, Recall@5, Recall@10, Bpref)"
 OFFICIAL_METRICS = ("Recall@2", "Recall@5", "Recall@10", "CC-Bpref")
@@ -90,6 +90,15 @@ class ClimateCheck2025Retrieval(Task):
     run_formats = ("climatecheck-run", "trec-run")
     submission = "climatecheck2025"
     submission_depth = 10
+    competition = CompetitionPreset(
+        "ClimateCheck 2025 Subtask I: Abstract Retrieval",
+        "Given a climate-related claim from social media, retrieve the ten most relevant scientific abstracts; "
+        "scored as the organisers' scorer does, by the mean of Recall@2, Recall@5, Recall@10 and Bpref.",
+        {"dev": "Development: claims whose gold is public.", "test": "Test: hidden gold; the last submission counts."},
+    )
+    # the organisers' scorer (evaluation/evaluate.py) prints these names for evalkit's figures: the bundle's board reads as 2025's
+    leaderboard_keys = {OFFICIAL: "SubtaskI-Score", "Recall@2": "Recall@2", "Recall@5": "Recall@5", "Recall@10": "Recall@10",
+                        "CC-Bpref": "B-pref"}
 
     def official_metrics(self) -> list[Metric]:
         return parse_metrics("recall@2 recall@5 recall@10 cc-bpref")

@@ -7,7 +7,7 @@ from evalkit.data import Qrels, Run
 from evalkit.core.errors import InputError, UsageError
 from evalkit.tasks.climatecheck2025 import official
 from evalkit.tasks import register
-from evalkit.tasks.base import TaskScore
+from evalkit.tasks.base import CompetitionPreset, TaskScore
 from evalkit.tasks.climatecheck2025.retrieval import OFFICIAL as SUBTASK1, ClimateCheck2025Retrieval, gold_of, predictions_of
 
 OFFICIAL = "Subtask II score (F1 + Recall@10)"
@@ -38,6 +38,23 @@ class ClimateCheck2025Verification(ClimateCheck2025Retrieval):
     official_definition = "F1 + Recall@10: weighted F1 over predicted rows whose pair the gold judges (labels lower-cased), plus Recall@10"
     default_metrics = "recall@10"
     labels_required = True
+    competition = CompetitionPreset(
+        "ClimateCheck 2025 Subtask II: Claim Verification",
+        "Given a claim and its retrieved abstracts, label each pair Supports, Refutes or Not Enough Information; "
+        "scored as the organisers' scorer does, by weighted F1 plus Recall@10 (the Subtask I figures are shown too).",
+        {"dev": "Development: claims whose gold is public.", "test": "Test: hidden gold; the last submission counts."},
+    )
+    leaderboard_keys = {**ClimateCheck2025Retrieval.leaderboard_keys, OFFICIAL: "SubtaskII-Score", F1: "F1", PRECISION: "Precision",
+                        RECALL: "Recall"}
+    # the Subtask II figures as its scorer computes them, and the Subtask I score shown beside them
+    figure_definitions = {
+        F1: "F1 of the predicted labels, scikit-learn's weighted average over the gold labels, over every predicted row whose "
+            "(claim, abstract) pair the gold judges (a repeated row counts again); labels compared lower-cased",
+        PRECISION: "precision of the predicted labels, weighted average over the gold labels (the same rows as F1)",
+        RECALL: "recall of the predicted labels, weighted average over the gold labels (the same rows as F1)",
+        ACCURACY: "share of those rows whose label equals the gold label (lower-cased)",
+        SUBTASK1: ClimateCheck2025Retrieval.official_definition,
+    }
 
     def detects(self, gold_format: str, run: Run | None = None) -> int:
         """Never detected: one ClimateCheck gold serves both subtasks, and a run (its label column) must not
