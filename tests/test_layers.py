@@ -16,27 +16,27 @@ import sys
 
 from support.helpers import REPO
 
-# bottom to top: a module may import modules of its own layer or of a lower one (README "Architecture")
+# bottom to top: a package may import its own layer or a lower one (docs/explanation/architecture.md). The folders
+# are the layers, none of them with a module of another layer inside.
 LAYERS = [
-    ("foundation", ("evalkit._version", "evalkit.core.errors", "evalkit.core.columns", "evalkit.core.listparse", "evalkit.core.digest", "evalkit.native.kernels",
-                    "evalkit.core.entry_points", "evalkit.io.signatures", "evalkit.io.readahead", "evalkit.io.streamed", "evalkit.core.options", "evalkit.data.labels",
-                    "evalkit.core.safetext", "evalkit.core.input_rules", "evalkit.core.jsonout", "evalkit.core.progress")),
-    ("data", ("evalkit.io.textio", "evalkit.io.writing", "evalkit.io.transactions", "evalkit.data.ids", "evalkit.data.ranking", "evalkit.data", "evalkit.io.prejudged", "evalkit.data.corpus",
-              "evalkit.io.manifest", "evalkit.io.datasets")),
-    ("formats", ("evalkit.io.formats",)),
-    ("metrics", ("evalkit.metrics", "evalkit.metrics.evaluation", "evalkit.metrics.judgments", "evalkit.metrics.zscores", "evalkit.metrics.judgment_groups")),
-    ("statistics", ("evalkit.stats", "evalkit.stats.comparison", "evalkit.stats.allpairs")),
-    ("tasks", ("evalkit.submission", "evalkit.tasks", "evalkit.report.text", "evalkit.report.trec_eval", "evalkit.scoring.runset", "evalkit.io.reading",
-               "evalkit.io.in_memory")),
-    ("services", ("evalkit.fusion", "evalkit.scoring.leaderboard", "evalkit.scoring.check", "evalkit.scoring.check_schema", "evalkit.report",
-                  "evalkit.competition",
-                  "evalkit.judging")),
-    ("python api", ("evalkit.api", "evalkit.api.report", "evalkit.api.fusion", "evalkit.api.judging", "evalkit.api.agreement",
-                    "evalkit.api.judge")),
+    ("foundation", ("evalkit._version", "evalkit.core", "evalkit.native")),
+    ("data model", ("evalkit.data",)),
+    ("input/output", ("evalkit.io",)),
+    ("metrics", ("evalkit.metrics",)),
+    ("statistics", ("evalkit.stats",)),
+    ("tasks", ("evalkit.submission", "evalkit.tasks")),
+    ("scoring services", ("evalkit.scoring",)),
+    ("judging", ("evalkit.judging",)),
+    ("report", ("evalkit.report",)),
+    ("fusion", ("evalkit.fusion",)),
+    ("python api", ("evalkit.api",)),
+    ("competition", ("evalkit.competition",)),
     ("pipeline runtime", ("evalkit.pipelines",)),
     ("systems", ("evalkit.systems",)),
     ("doors", ("evalkit.cli", "evalkit.__main__", "evalkit.stages", "evalkit")),
 ]
+# the only modules at the top of evalkit/: the package's door, the version, the command and the plugin alias
+FLAT = {"evalkit", "evalkit.__main__", "evalkit._version", "evalkit.stages"}
 MODEL_LIBRARIES = ("torch", "transformers", "sentence_transformers")
 
 
@@ -85,7 +85,7 @@ def graph_of(modules: dict, extra: dict | None = None) -> dict[str, set[str]]:
 
 
 def layer_of(name: str) -> int | None:
-    """The layer of a module: the longest matching prefix decides (``evalkit.api.report`` is API, the rest of report services)."""
+    """The layer of a module: the longest matching prefix decides."""
     best, depth = None, -1
     for number, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
@@ -123,15 +123,35 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_every_module_sits_in_one_layer():
     unplaced = [name for name in all_modules() if layer_of(name) is None]
-    assert not unplaced, f"modules in no layer (add them to LAYERS and the README's Architecture): {unplaced}"
+    assert not unplaced, f"modules in no layer (put them in the package of their layer, docs/explanation/architecture.md): {unplaced}"
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+            for name, targets in graph.items() for target in sorted(targets) if layer_of(target) > layer_of(name)]
 
 
 def test_imports_only_look_down_lazy_imports_included():
     graph = graph_of(all_modules())
-    upward = [f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
-              for name, targets in graph.items() for target in sorted(targets) if layer_of(target) > layer_of(name)]
-    assert not upward, upward
+    assert not upward_arrows(graph), upward_arrows(graph)
     assert sum(len(v) for v in graph.values()) > 300  # the graph was really read, function-level imports included
+
+
+def test_an_injected_upward_import_is_found():
+    """A lazy import of the metrics from the data model is reported."""
+    graph = graph_of(all_modules(), extra={"evalkit.data.ids": {"evalkit.metrics.evaluation"}})
+    assert any(line.startswith("evalkit.data.ids (data model) imports evalkit.metrics.evaluation") for line in upward_arrows(graph))
+
+
+def test_the_layers_are_packages():
+    """The folder tree is the layers: a layer names packages (folders), never a flat module, but for the doors."""
+    modules = all_modules()
+    flat = sorted(name for name in modules if name.count(".") == 1 and modules[name].name != "__init__.py")
+    assert set(flat) <= FLAT, f"modules flat at the top of evalkit/ (put them in the package of their layer): {sorted(set(flat) - FLAT)}"
+    for _, prefixes in LAYERS:
+        for prefix in prefixes:
+            named_module = prefix in modules and modules[prefix].name != "__init__.py"
+            assert not named_module or prefix in FLAT, prefix
 
 
 def test_no_import_circle_lazy_imports_included():
@@ -141,10 +161,55 @@ def test_no_import_circle_lazy_imports_included():
 
 
 def test_an_injected_circle_is_found():
-    """A lazy import inside a function that closes a loop (ids importing data, which imports ids) is reported."""
-    graph = graph_of(all_modules(), extra={"evalkit.data.ids": {"evalkit.data"}})
+    """A lazy import inside a function that closes a loop (the errors importing the evaluation, which imports them)."""
+    graph = graph_of(all_modules(), extra={"evalkit.core.errors": {"evalkit.metrics.evaluation"}})
     cycle = find_cycle(graph)
-    assert cycle is not None and "evalkit.data.ids" in cycle and "evalkit.data" in cycle
+    assert cycle is not None and "evalkit.core.errors" in cycle and "evalkit.metrics.evaluation" in cycle
+
+
+def builtin_task_names() -> set[str]:
+    """Every name of a built-in task: its package under evalkit/tasks/ and the names it registers (entry_points.txt)."""
+    text = (REPO / "evalkit" / "entry_points.txt").read_text()
+    section = text.split("[evalkit.tasks]", 1)[1].split("[", 1)[0]
+    registered = {line.split("=")[0].strip() for line in section.splitlines() if "=" in line}
+    # a task's own package: a folder of evalkit/tasks/ whose tasks bear its name (checkthat2025_4b: checkthat2025-4b)
+    packages = {p.parent.name for p in (REPO / "evalkit" / "tasks").glob("*/__init__.py")
+                if any(name.replace("-", "_").startswith(p.parent.name) for name in registered)}
+    return packages | {name for name in registered if any(name.replace("-", "_").startswith(package) for package in packages)}
+
+
+def names_a_task(source: str, names: set[str]) -> list[str]:
+    """The code tokens of ``source`` (strings and names; docstrings and comments aside) that name a built-in task."""
+    import io
+    import tokenize
+
+    tree = ast.parse(source)
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                docstrings.update(range(first.lineno, first.end_lineno + 1))
+    lowered = {name.lower() for name in names}
+    return [f"{token.start[0]}: {token.string[:60]}" for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type in (tokenize.NAME, tokenize.STRING) and token.start[0] not in docstrings
+            and any(name in token.string.lower() for name in lowered)]
+
+
+def test_no_generic_module_names_a_builtin_task():
+    """A built-in task is one package: no module outside ``evalkit/tasks/<task>/`` names it in its code (help texts,
+    presets, leaderboard keys come from the task registry); docstrings and comments may."""
+    names = builtin_task_names()
+    assert {"checkthat2025_4b", "climatecheck2025", "checkthat2025-4b"} <= names
+    task_folders = {REPO / "evalkit" / "tasks" / name for name in names}
+    naming = {str(path.relative_to(REPO)): found for path in (REPO / "evalkit").rglob("*.py")
+              if not task_folders & set(path.parents) and (found := names_a_task(path.read_text(), names))}
+    assert not naming, naming
+
+
+def test_a_generic_module_naming_a_task_is_found():
+    probe = 'DEFAULT = "checkthat2025-4b"\n\ndef f():\n    """Scores checkthat2025-4b (a docstring may say so)."""\n    # and a comment\n'
+    assert names_a_task(probe, builtin_task_names()) == ['1: "checkthat2025-4b"']
 
 
 def test_a_lazy_import_is_an_arrow(tmp_path):
