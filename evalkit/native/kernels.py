@@ -284,9 +284,10 @@ def judge_run(data: bytes, query_ids: list[str], qidx: np.ndarray, didx: np.ndar
               ) -> tuple[int, int, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """A TREC run read against a gold's judgments (``query_ids``, ``doc_ids``, per judgment its codes ``qidx`` and
     ``didx``) without coding its documents: ``(n_extra, first_extra, run query ids, rows per query, gold code per run
-    query (-1: not in the gold), hit query, hit rank, hit judgment row)``, see :mod:`evalkit.io.prejudged`; ``None`` without the kernel or where the general reader
-    must read the run. ``threads``: as :func:`read_table`'s (the second part starts at a query's first row). A run
-    read ahead against the same judgments (:func:`judge_run_ahead`) is taken, waiting for it if need be."""
+    query (-1: not in the gold), hit query, hit rank, hit judgment row)``, see :mod:`evalkit.io.prejudged`; ``None``
+    without the kernel or where the general reader must read the run. ``threads``: as :func:`read_table`'s (the second
+    part starts at a query's first row). A run read ahead against the same judgments (:func:`judge_run_ahead`) is
+    taken, waiting for it if need be."""
     if native is None:
         return None
     taken = _taken(_JUDGED_AHEAD, data, lambda ahead: same_gold(ahead.gold, query_ids, qidx, didx, doc_ids))
