@@ -95,7 +95,7 @@ def shown_path(path: object) -> str:
     if not text or not os.path.isabs(text):
         return os.path.normpath(text) if text else text
     text = os.path.normpath(text)
-    for root, shown in ((os.getcwd(), ""), (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ""),
+    for root, shown in ((os.getcwd(), ""), (os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ""),
                         (os.path.expanduser("~"), "~")):
         if root and root != os.sep and (text == root or text.startswith(root.rstrip(os.sep) + os.sep)):
             relative = os.path.relpath(text, root)
