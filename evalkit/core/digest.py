@@ -1,7 +1,7 @@
 """The sha256 of an input, taken on a second thread for large ones while its reader parses it; or of an open file.
 
-hashlib releases the GIL while hashing, so a 177 MB run's 0.1 s digest
-overlaps the reader's single-threaded work instead of adding to it.
+hashlib releases the GIL while hashing, so a large run's digest overlaps
+the reader's single-threaded work instead of adding to it.
 """
 from __future__ import annotations
 

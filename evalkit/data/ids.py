@@ -28,7 +28,7 @@ def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64) and unique values (object array) in first-seen order.
 
     ``dict.fromkeys`` keeps first-seen order and a ``map`` over a dict lookup
-    codes the values, both loops in C (2.5x a Python generator).
+    codes the values, both loops in C rather than a Python generator.
     """
     if not isinstance(values, (list, tuple)):
         values = list(values)
@@ -76,8 +76,7 @@ def factorize_arrow(strings) -> tuple[np.ndarray, np.ndarray]:
 def positions_in(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
     """For each value, its index in the unique array ``universe``; -1 when absent.
 
-    500,000 run document ids against 200,000 judged ones: 0.04 s compiled,
-    0.15 s with a ``dict`` (the fallback, and the path for ids that are not all ``str``).
+    Compiled where the kernel was built and every id is a ``str``; else a ``dict`` lookup (the pure-Python twin).
     """
     values_list, universe_list = values.tolist(), universe.tolist()
     found = kernels.positions(values_list, universe_list)

@@ -1,9 +1,8 @@
 """Inputs read ahead: a command's input files read and hashed on a second thread while it imports what it needs.
 
-``evalkit score RUN GOLD`` spends its first tenth of a second importing numpy,
-click and evalkit, and reading a 177 MB run and taking its sha256 costs as
-much again; both wait on different things (the interpreter, the kernel's
-copy), so they overlap. :func:`start` reads each regular file it is given on a
+``evalkit score RUN GOLD`` first imports numpy, click and evalkit, then reads
+a large run and takes its sha256; the two wait on different things (the
+interpreter, the kernel's copy), so they can overlap. :func:`start` reads each regular file it is given on a
 second thread (the GIL is free while the kernel copies and hashlib hashes),
 hashes the small ones, then parses each large TREC-shaped one with the C
 reader (:func:`_parse`: its GIL-free pass overlaps the imports too) while a
@@ -176,8 +175,8 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
     ``hash_large=False`` (a command that shows no manifest) leaves the large ones' to whoever asks (never, there).
     ``gold``: which of the files found is the gold the others are scored on (``score RUN GOLD``: 1; ``compare`` and
     ``report GOLD RUNS...``: 0); each large run is then read against it instead (:func:`_judge`), and a gold read
-    before a larger file has its table read on a third thread while that file's bytes come in (a 5 MB gold's 0.09 s
-    beside a 177 MB run's read instead of after it)."""
+    before a larger file has its table read on a third thread while that file's bytes come in (beside the run's read
+    instead of after it)."""
     chosen: list[tuple[int, str, _Ahead]] = []
     for path in dict.fromkeys(paths):
         try:

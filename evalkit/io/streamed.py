@@ -2,11 +2,10 @@
 
 :mod:`evalkit.io.prejudged` reads a run against the gold it is scored on and
 keeps only its queries, row counts and judged rows. Reading the file whole
-into fresh memory first costs more than that pass: for a 177 MB run, 0.08-0.15 s
-of the kernel zeroing and mapping 43,000 new pages, where the same bytes read
-1 MiB at a time into one buffer cost 0.03 s, and the judging pass then finds
-them in the cache (``judge_stream.c``: 0.25 instead of 0.35 s of a core). So a
-large run is judged from its open file (:func:`judge_open_file`) wherever
+into fresh memory first costs more than that pass (the kernel zeroes and maps
+every new page), where the same bytes read 1 MiB at a time into one buffer
+are cheap and the judging pass (``judge_stream.c``) then finds them in the
+cache. So a large run is judged from its open file (:func:`judge_open_file`) wherever
 nothing of :func:`evalkit.io.textio.load`'s normalising applies to it: plain
 ASCII with LF line ends and no container (its first bytes say so before, the
 judging pass over every byte after). What is kept (:class:`Streamed`) is the

@@ -39,15 +39,15 @@ COMPILED_READ_BYTES = 1 << 18
 
 def keep_freed_memory() -> bool:
     """For a short command's process: glibc's malloc keeps the memory freed at the top of its heap and grows the
-    heap 64 MiB at a time, so the next allocations reuse pages already faulted in (``evalkit score`` of a 177 MB
-    run: 77,500 -> 74,000 page faults, wall 0.97, 17 MB more at the peak); ``False`` where nothing was done (no kernel, not glibc). Process-wide:
+    heap 64 MiB at a time, so the next allocations reuse pages already faulted in (fewer page faults, a little more
+    memory at the peak); ``False`` where nothing was done (no kernel, not glibc). Process-wide:
     the command line asks for it for its scoring commands, which exit right after; the library never does."""
     return native is not None and native.keep_freed_memory()
 
 
 def text_marks(data: bytes) -> tuple[int, bool]:
     """The offset of the first CR byte of ``data`` (-1: none) and whether all its bytes are ASCII: one compiled pass
-    (a 177 MB run: 0.024 s instead of 0.045 s for ``find`` and ``isascii``), else those two. Where these very bytes are
+    (instead of two passes, ``find`` and ``isascii``), else those two. Where these very bytes are
     being read against a gold ahead (:func:`judge_run_ahead`), that pass's lexer sees every byte: once it has read
     them all, plain ASCII without a CR is known without a pass of its own (else this pass decides)."""
     if native is None:

@@ -4,8 +4,8 @@ The data is one dict of lists, numbers and strings, with the large numeric
 columns held as :class:`Column` (a numpy array). In the HTML page each column
 is a little-endian typed array in base64 (``{"t": "f4", "b": "..."}``; Float32
 for values, Int32/Uint16 for positions and codes), which the page decodes
-straight into a ``Float32Array``/``Int32Array``: 50,000 queries x 10 documents x
-2 runs cost about 5 MB and decode in milliseconds. In the JSON export each
+straight into a ``Float32Array``/``Int32Array``, a few bytes per value and no
+text parsing. In the JSON export each
 column is a plain list (NaN and infinity as ``null``), for notebooks.
 """
 from __future__ import annotations

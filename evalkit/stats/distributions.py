@@ -1,7 +1,7 @@
 """Tail probabilities through scipy.special's ufuncs (the ones scipy.stats calls), without importing scipy.stats.
 
-scipy.stats (and statsmodels, which imports pandas) cost ~0.5 s at start-up;
-scipy.special ~0.1 s. The p-values of :mod:`evalkit.stats` call the same
+scipy.stats (and statsmodels, which imports pandas) are slow to import, and
+every command would pay for them at start-up. The p-values of :mod:`evalkit.stats` call the same
 special functions scipy.stats' distributions call, so they are bit-identical.
 """
 from __future__ import annotations

@@ -22,8 +22,8 @@ Why not ``scipy.stats.studentized_range``: it integrates to full precision,
 so it is the better number, but it is not R's: it differs from ``ptukey`` by up
 to 1.6e-4 (df > 25,000, where R switches to the infinite-df form, and df = 2,
 where AS 190 is coarse), its quantile differs from ``qtukey`` by 5e-4 at
-df > 25,000 and by up to 0.13 at df = 2, and it takes 15-20 ms per value (0.3-0.6 s
-per quantile) where this module takes well under a millisecond per value. The
+df > 25,000 and by up to 0.13 at df = 2, and it is much slower per value (an
+adaptive integration per call, a root search per quantile). The
 figures of ``TukeyHSD`` are R's, so these are. Tested against R to 1e-9
 (tests/oracles/test_allpairs_r.py).
 """

@@ -353,9 +353,8 @@ def grad_scaler(device: str, dtype: Any) -> Any:
 
 def adamw(params: Any, lr: float, weight_decay: float = 0.01) -> Any:
     """``torch.optim.AdamW`` with its fused kernel (one pass over every parameter instead of a loop of small
-    operations per tensor: 14% of a MiniLM training step with one thread, 1-13% with two on this 2-core CPU,
-    bench/train_speed.py); the
-    for-each implementation where the fused one is not available (Loshchilov and Hutter, ICLR 2019)."""
+    operations per tensor; ``bench/train_speed.py`` times both); the for-each implementation where the fused one is
+    not available (Loshchilov and Hutter, ICLR 2019)."""
     import torch
 
     try:

@@ -14,13 +14,13 @@ Face model's place: inference goes through an ``onnxruntime``
 ``InferenceSession``; the tokenising, batching and pooling of the systems
 stay as they are.
 
-The steps, and why each (measured in ``bench/onnx_speed.py``):
+The steps, and why each (``bench/onnx_speed.py`` times them):
 
 1. **Export** with the torch exporter (``torch.onnx.export``, TorchScript,
    opset 17) from a copy of the model switched to *eager* attention. The
    default attention of transformers 5 (``sdpa``) traces into a graph of
    mask arithmetic and unfused products that ONNX Runtime runs slower than
-   torch (all-MiniLM-L6-v2, one thread: 0.91x torch).
+   torch.
 2. **Fuse** with ONNX Runtime's transformer optimizer
    (``onnxruntime.transformers.optimizer``, model type ``bert`` for the
    BERT / RoBERTa / XLM-R families): one ``Attention`` node per layer,
@@ -34,9 +34,8 @@ The steps, and why each (measured in ``bench/onnx_speed.py``):
    output never depends on its batch (ONNX Runtime takes one scale over an
    operator's whole input). The embeddings, the pooler, the classification head and
    each layer's feed-forward down projection stay fp32 (:func:`fp32_node`:
-   the last halves the error against fp32, for ~13% of int8's speed:
-   all-MiniLM-L6-v2, one core, 32 x 256 tokens, 11.0 vs 12.7 texts/s with
-   it quantised; those six products are a third of the int8 session's time). On x86 CPUs without
+   the last halves the error against fp32, for a small part of int8's
+   speed). On x86 CPUs without
    VNNI (AVX2 only, e.g. AMD Zen 3) the uint8 x int8 products are summed in
    16-bit pairs that saturate; the weights are then quantised to 7 bits
    (``reduce_range``), as ONNX Runtime's documentation advises, which halves
@@ -235,8 +234,7 @@ def has_vnni() -> bool:
 def fp32_node(name: str) -> bool:
     """Nodes int8 leaves alone: the pooler and the classification head (cheap; they carry the score) and each
     layer's feed-forward down projection, whose input (after GELU, 4x wide, heavy-tailed) loses most in 8 bits and
-    whose quantising costs about what its int8 product saves (all-MiniLM-L6-v2: mean cosine to fp32 0.9934 -> 0.9967
-    on SciFact abstracts, CPU time unchanged; ``bench/onnx_speed.py``)."""
+    whose quantising costs about what its int8 product saves."""
     lowered = name.lower()
     return any(part in lowered for part in FP32_NODES) or (any(part in lowered for part in FFN_DOWN) and "attention" not in lowered)
 

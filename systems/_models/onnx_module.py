@@ -53,9 +53,8 @@ class OnnxModel(torch.nn.Module):
         Each text runs on its own, without its padding (:func:`text_spans`). For int8 this is what makes an output
         depend on its text only (the same in any batch, any order, any subset): ONNX Runtime quantises activations
         over an operator's whole input, so in a batch a text's int8 output moved with the other texts and the padding.
-        For both precisions the products skip the padding, and on CPU one text at a time is faster than a padded batch
-        (all-MiniLM-L6-v2 on 2 cores: fp32 encoding 15.9 -> 17.7 docs/s, reranking 14.6 -> 17.0 pairs/s, int8
-        encoding 22.8 -> 24.9 docs/s; ``bench/dense_speed.py``, ``bench/rerank_speed.py``).
+        For both precisions the products skip the padding, which on CPU outweighs what a padded batch would share
+        (``bench/dense_speed.py``, ``bench/rerank_speed.py`` time both).
         """
         if self._stale or self._session is None:
             self.refresh()
