@@ -42,7 +42,8 @@ def scifact(analyzer_name: str, repeat: int) -> None:
     from evalkit.metrics import parse_metrics
     from evalkit.systems import bm25_index
     from evalkit.systems.analyzers import get_analyzer
-    from evalkit.systems.bm25 import BM25, id_ranks
+    from evalkit.data.ranking import id_positions as id_ranks
+    from evalkit.systems.bm25 import BM25
 
     qrels = read_qrels(str(SCIFACT / "qrels" / "test.tsv"))
     corpus = read_corpus(SCIFACT / "corpus.jsonl")
@@ -106,7 +107,8 @@ def synthetic_corpus(n_docs: int, vocab: int, seed: int = 0):
 
 
 def synthetic(n_docs: int, vocab: int, n_queries: int, analyzer_name: str) -> None:
-    from evalkit.systems.bm25 import BM25, id_ranks
+    from evalkit.data.ranking import id_positions as id_ranks
+    from evalkit.systems.bm25 import BM25
     from evalkit.systems.analyzers import get_analyzer
 
     start = time.perf_counter()

@@ -90,7 +90,8 @@ def bm25_scale(n_queries: int, n_docs: int, k: int, actors: int) -> dict:
     from evalkit.pipelines.engine import LOCAL, EngineOptions
     from evalkit.pipelines.run import get_engine
     from evalkit.systems.analyzers import get_analyzer
-    from evalkit.systems.bm25 import BM25, id_ranks
+    from evalkit.data.ranking import id_positions as id_ranks
+    from evalkit.systems.bm25 import BM25
     from evalkit.systems.bm25_index import Search
 
     corpus, query_texts, _ = synthetic_corpus(n_docs, 500_000)

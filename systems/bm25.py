@@ -47,6 +47,7 @@ import numpy as np
 
 from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Run
+from evalkit.data.ranking import id_positions
 from evalkit.core.errors import UsageError
 from evalkit.pipelines.registry import register_system
 from evalkit.pipelines.stages import LOCAL, Engine, Retriever, option
@@ -136,7 +137,7 @@ class BM25(Retriever):
         scores: list[np.ndarray] = []
         if len(corpus) and any(query_tokens):
             index = self.get_index(corpus)
-            tie_rank = id_ranks(corpus.ids)
+            tie_rank = id_positions(corpus.ids)  # ties as the ranking rule orders them
             ids = np.asarray(corpus.ids, dtype=object)
             search = bm25_index.Search(index, k, tie_rank, progress=len(queries) >= 1000, name=self.name)
             hits = np.asarray(engine.run(search.work(query_tokens)))
@@ -152,14 +153,6 @@ class BM25(Retriever):
             name=self.name,
         )
         return with_all_queries(run, queries.ids)
-
-
-def id_ranks(ids: list[str]) -> np.ndarray:
-    """Position of each document id among all ids sorted ascending (code point = UTF-8 byte order)."""
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    ranks = np.empty(len(ids), dtype=np.int64)
-    ranks[order] = np.arange(len(ids))
-    return ranks
 
 
 def with_all_queries(run: Run, query_ids: list[str]) -> Run:

@@ -32,6 +32,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from evalkit.data.ranking import order_of
 from evalkit.systems._models.modelio import cache_dir
 
 FORMAT_VERSION = 1
@@ -195,7 +196,8 @@ def top_k(scores: np.ndarray, docs: np.ndarray, k: int, tie_rank: np.ndarray) ->
     """The ``k`` best non-zero scores: score descending, ties by document id descending (evalkit's rule).
 
     ``tie_rank[d]`` is the position of document ``d`` among the ids sorted
-    ascending, so ties at the cut keep the documents the ranking puts first.
+    ascending (:func:`evalkit.data.ranking.id_positions`), so ties at the cut
+    keep the documents the ranking puts first.
     """
     keep = scores != 0
     scores, docs = scores[keep], docs[keep]
@@ -203,7 +205,7 @@ def top_k(scores: np.ndarray, docs: np.ndarray, k: int, tie_rank: np.ndarray) ->
         kth = np.partition(scores, scores.size - k)[scores.size - k]
         keep = scores >= kth
         scores, docs = scores[keep], docs[keep]
-    order = np.lexsort((-tie_rank[docs], -scores))[:k]
+    order = order_of(scores, tie_rank[docs])[:k]
     return docs[order], scores[order]
 
 

@@ -1,4 +1,11 @@
-"""The one ranking rule every evalkit number is computed under.
+"""The one ranking rule every evalkit number is computed under, and its one home.
+
+:func:`reference_order` writes the rule out plainly; the fast paths follow it
+and ``tests/data/test_ranking_rule.py`` holds them to it: :func:`rank_run`
+(numpy), the compiled readers' ``ranks_before`` (``native/csrc/judge.h``, the
+C twin of this module) and BM25's top k (:func:`id_positions`,
+:func:`order_of`). Changing the rule means changing this module and
+``judge.h``, and that test says whether they agree.
 
 RANKING_RULE (printed with every result):
 
@@ -47,6 +54,27 @@ class RankedRun:
         """Codes of queries whose list names some document more than once."""
         repeated = self.qidx[~self.first]  # rows are grouped by query code, ascending
         return repeated[np.r_[True, repeated[1:] != repeated[:-1]]] if len(repeated) else repeated
+
+
+def reference_order(rows) -> list[str]:
+    """One query's ``(doc id, score)`` rows (distinct ids) as doc ids in rank order: score descending, ties by doc id
+    descending, byte-wise (UTF-8). The rule written plainly, for tests to hold the fast paths to."""
+    return [doc for doc, _ in sorted(rows, key=lambda row: (row[1], row[0].encode("utf-8")), reverse=True)]
+
+
+def id_positions(doc_ids) -> np.ndarray:
+    """Position of each document id among all ids sorted ascending (code point order, which is UTF-8 byte order):
+    among equal scores the larger position ranks first."""
+    ids = list(doc_ids)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    positions = np.empty(len(ids), dtype=np.int64)
+    positions[order] = np.arange(len(ids))
+    return positions
+
+
+def order_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The indices of one query's rows in rank order, given their scores and their ids' :func:`id_positions`."""
+    return np.lexsort((-positions, -scores))
 
 
 def doc_descending_key(doc_ids: np.ndarray) -> np.ndarray:
