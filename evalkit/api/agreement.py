@@ -75,7 +75,8 @@ def agreement(
     """
     from evalkit.stats.allpairs import all_pairs
     from evalkit.api import score_many
-    from evalkit.io.reading import _paths_of, as_qrels, check_task_name, input_entry
+    from evalkit.io.reading import as_qrels, input_entry
+    from evalkit.scoring.runset import check_task_name, paths_of as _paths_of
     from evalkit.judging.provenance import judge_shares, read_judges
     from evalkit.io.manifest import build_manifest
     from evalkit.metrics import parse_metric

@@ -112,7 +112,8 @@ def repro(
     ``metrics``: the measures (besides the task's official score, always
     included), e.g. ``"map ndcg p@10"``; every metric with per-topic values is measured.
     """
-    from evalkit.io.reading import as_qrels, as_run, input_entry, resolve_task
+    from evalkit.io.reading import as_qrels, as_run, input_entry
+    from evalkit.scoring.runset import resolve_task
     from evalkit.io.manifest import build_manifest, input_entry as file_entry
     from evalkit.scoring.runset import score_one, unique_names
     from evalkit.stats.repro import reproduction
