@@ -240,7 +240,10 @@ def keyword_labeler() -> Labeler:
 def test_labelers_on_ray_equal_local(strategy, ray_session, tmp_path, monkeypatch):
     """The LLM verifier's prompts (through an OpenAI-compatible server) and a label_claim plugin, local vs Ray."""
     from support.fake_llm_server import FakeChatServer
-    from test_verification import data, oracle
+    from support.helpers import sibling_tests
+
+    cases = sibling_tests("tasks/test_verification.py")
+    data, oracle = cases.data, cases.oracle
 
     corpus, queries, run, _ = data(4, 9)
     with FakeChatServer(oracle) as server:
@@ -263,7 +266,10 @@ def test_labelers_on_ray_equal_local(strategy, ray_session, tmp_path, monkeypatc
 def test_rankgpt_on_ray_equals_local(ray_session, tmp_path, monkeypatch):
     """RankGPT's sliding windows, whole queries per unit, through an OpenAI-compatible server; alpha fusion after."""
     from support.fake_llm_server import FakeChatServer
-    from test_rankgpt import corpus_queries_run, oracle
+    from support.helpers import sibling_tests
+
+    cases = sibling_tests("systems/test_rankgpt.py")
+    corpus_queries_run, oracle = cases.corpus_queries_run, cases.oracle
 
     corpus, _, run = corpus_queries_run(23)
     queries = Queries([f"q{i}" for i in range(9)], [f"query {i}" for i in range(9)])

@@ -51,3 +51,18 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> sub
         cwd=cwd or REPO,
         env={**os.environ, **(env or {})},
     )
+
+
+def sibling_tests(path: str):
+    """A test module of another folder of tests/ (``"tasks/test_verification.py"``), for a test that reuses its
+    cases: imported under the name pytest gives it (its file name), once."""
+    import importlib.util
+    import sys
+
+    name = Path(path).stem
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "tests" / path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
