@@ -85,7 +85,9 @@ def gold_run(qrels, labels: bool, fill: int = 0):
         counts = np.bincount(qrels.qidx, minlength=len(qrels.query_ids))
         for q, query in enumerate(qrels.query_ids.tolist()):
             for k in range(fill - int(counts[q])):
-                qids.append(str(query)), docs.append(fillers[k]), scores.append(lowest - 1.0 - k)
+                qids.append(str(query))
+                docs.append(fillers[k])
+                scores.append(lowest - 1.0 - k)
                 if rows is not None:
                     rows.append(NEI)
     return Run.from_rows(qids, docs, np.asarray(scores, dtype=np.float64), labels=rows, name="gold")

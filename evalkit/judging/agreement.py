@@ -164,8 +164,9 @@ def ranking_agreement(names: Sequence[str], scores_a: Sequence[float], scores_b:
                     "significant_a": sig_a.get(key, {}).get("significant"), "significant_b": sig_b.get(key, {}).get("significant"),
                     "p_adjusted_a": sig_a.get(key, {}).get("p_adjusted"), "p_adjusted_b": sig_b.get(key, {}).get("p_adjusted"),
                 })
-    flipped.sort(key=lambda f: (rank_a[names.index(f["above_under_a"])], rank_a[names.index(f["above_under_b"])]))
+    flipped.sort(key=lambda f: (rank_a[names.index(str(f["above_under_a"]))], rank_a[names.index(str(f["above_under_b"]))]))
     notes = ["tied scores: tau_AP is Urbano and Marrero's tau_AP,b"] if tied else []
-    procedure = (pairs_a or pairs_b).options.procedure if (pairs_a or pairs_b) is not None else None
+    either = pairs_a or pairs_b
+    procedure = either.options.procedure if either is not None else None
     return RankingAgreement(metric=metric, runs=runs, kendall_tau=kendall_tau(a, b), tau_ap=ap, tau_ap_variant=variant,
                             rbo=rbo(order_a, order_b, p), rbo_p=p, flipped_pairs=flipped, procedure=procedure, notes=notes)

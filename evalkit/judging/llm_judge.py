@@ -106,7 +106,9 @@ def read_sheet(path: str) -> Sheet:
     column = {name: find_column(header, (name,), loaded.label, name) for name in ("query_id", "doc_id", "relevance")}
     lowered = [h.lower() for h in header]
     column.update({name: lowered.index(name) for name in ("query_text", "doc_text", *JUDGE_COLUMNS) if name in lowered})
-    rows, lines, seen = [], [], {}
+    rows: list = []
+    lines: list = []
+    seen: dict = {}
     for line, fields in records:
         pair = (fields[column["query_id"]].strip(), fields[column["doc_id"]].strip())
         if not all(pair):
@@ -167,7 +169,9 @@ def judge_sheet(sheet: Sheet, backend: ChatBackend, settings: JudgeSettings, jou
     chosen = list(range(len(sheet.rows))) if rows is None else list(rows)
     header = list(sheet.header) + [c for c in JUDGE_COLUMNS if c not in sheet.column]
     at = {name: header.index(name) for name in ("relevance", *JUDGE_COLUMNS)}
-    out, todo, prompts = [], [], []
+    out: list[list[str]] = []
+    todo: list = []
+    prompts: list = []
     counts = {"rows": len(chosen), "human": 0, "journaled": 0, "asked": 0, "model_calls": 0, "llm": 0, "errors": 0}
     for i in chosen:
         cells = list(sheet.rows[i]) + [""] * (len(header) - len(sheet.rows[i]))
@@ -219,10 +223,10 @@ def judge_sheet(sheet: Sheet, backend: ChatBackend, settings: JudgeSettings, jou
         made = journal.records[key]
         cells = out[position]
         error = str(made.get("error") or "")
-        grade = made.get("grade")
-        if grade is None and not error:
+        recorded = made.get("grade")
+        if recorded is None and not error:
             error = "no grade recorded"
-        cells[at["relevance"]] = UNJUDGED if error else str(int(grade))
+        cells[at["relevance"]] = UNJUDGED if error or recorded is None else str(int(recorded))
         cells[at["judge"]], cells[at["judge_error"]] = settings.judge, error
         counts["errors" if error else "llm"] += 1
         if error:

@@ -13,12 +13,18 @@ from evalkit.report.tables import markdown_table, number, printable, text_table
 class AgreementResult(Protocol):
     """What the outputs read of :class:`evalkit.api.agreement.AgreementResult`."""
 
-    gold: GoldAgreement
-    ranking: RankingAgreement | None
-    labels: tuple[str, str]
-    notes: list[str]
-    manifest: dict[str, Any]
-    files: list[str | None]
+    @property
+    def gold(self) -> GoldAgreement: ...
+    @property
+    def ranking(self) -> RankingAgreement | None: ...
+    @property
+    def labels(self) -> tuple[str, str]: ...
+    @property
+    def notes(self) -> list[str]: ...
+    @property
+    def manifest(self) -> dict[str, Any]: ...
+    @property
+    def files(self) -> list[str | None]: ...
 
 
 METHOD = (

@@ -82,7 +82,7 @@ def read_previous(path: str | os.PathLike) -> PreviousRanking:
 
 def compare_previous(current: list[tuple[str, int, float]], previous: PreviousRanking) -> Changes:
     """``current`` (run, rank, official value), best first, against ``previous``."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run, rank, score in current:
         before = previous.runs.get(run)
         rows.append({"run": run, "rank": rank, "score": score, "previous_rank": before[0] if before else None,

@@ -72,6 +72,7 @@ def write_overview(board, manifest: Mapping[str, Any] | None = None, *, latex: s
         if figures:
             from evalkit.report.topic_figures import board_figures
 
+            assert chosen is not None  # picked above whenever figures are asked for
             for path, payload in zip(figure_paths(figures), board_figures(board, chosen)):
                 atomic_write(path, payload, force=force)
                 write_sidecar(path, meta)

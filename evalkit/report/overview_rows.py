@@ -30,7 +30,9 @@ def overview_rows(board, group_by: str | None = None, group_on: str = "name") ->
 
     ranks = {r.name: r for r in board.all_pairs.runs} if board.all_pairs else {}
     teams = groups_of([e.file for e in board.entries], [e.name for e in board.entries], group_by, on=group_on) if group_by else None
-    rows, seen, counts = [], {}, {}
+    rows: list[OverviewRow] = []
+    seen: dict = {}
+    counts: dict = {}
     for i, entry in enumerate(board.entries):
         team = teams[i] if teams else None
         counts[team] = counts.get(team, 0) + 1
@@ -44,7 +46,8 @@ def overview_rows(board, group_by: str | None = None, group_on: str = "name") ->
     if teams:  # teams ranked by their best run; equal best scores share a rank
         from dataclasses import replace
 
-        official, ranked = board.entries[0].scored.score.official, []
+        official = board.entries[0].scored.score.official
+        ranked: list[OverviewRow] = []
         for row in rows:
             tied = ranked and abs(row.values[official] - ranked[-1].values[official]) <= 1e-12
             ranked.append(replace(row, rank=ranked[-1].rank if tied else len(ranked) + 1, runs_in_team=counts[row.team]))

@@ -139,4 +139,4 @@ def topics_needed(folder: str, gold: str, differences: Sequence[float] = (0.02, 
          "systems": systems, "pair": list(pair) if pair else None, "metric": board.metric},
         command="topics-needed",
     )
-    return design_from_board(board, differences, power, alpha, systems, tuple(pair) if pair else None, manifest), notes
+    return design_from_board(board, differences, power, alpha, systems, (str(pair[0]), str(pair[1])) if pair else None, manifest), notes

@@ -30,9 +30,9 @@ Given two gradings ``a`` and ``b`` of the same n items over categories
 """
 from __future__ import annotations
 
-from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from evalkit.core.errors import UsageError
 
@@ -40,7 +40,7 @@ WEIGHTS = ("none", "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval")
 
 
-def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _pair(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape:
         raise UsageError(f"agreement needs two gradings of the same items (got {x.shape} and {y.shape})")
@@ -49,7 +49,7 @@ def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarra
     return x, y
 
 
-def categories(a: Sequence[float], b: Sequence[float], scale: Sequence[float] | None = None) -> np.ndarray:
+def categories(a: ArrayLike, b: ArrayLike, scale: ArrayLike | None = None) -> np.ndarray:
     """The categories, ascending: ``scale`` (which must hold every grade given), else the grades both use."""
     x, y = _pair(a, b)
     seen = np.union1d(x, y)
@@ -62,7 +62,7 @@ def categories(a: Sequence[float], b: Sequence[float], scale: Sequence[float] | 
     return chosen
 
 
-def confusion_matrix(a: Sequence[float], b: Sequence[float], scale: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def confusion_matrix(a: ArrayLike, b: ArrayLike, scale: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(categories, ``O``): ``O[i, j]`` counts items a grades ``categories[i]`` and b grades ``categories[j]``."""
     x, y = _pair(a, b)
     cats = categories(x, y, scale)
@@ -72,7 +72,7 @@ def confusion_matrix(a: Sequence[float], b: Sequence[float], scale: Sequence[flo
     return cats, matrix
 
 
-def cohen_kappa(a: Sequence[float], b: Sequence[float], weights: str = "none", scale: Sequence[float] | None = None) -> float:
+def cohen_kappa(a: ArrayLike, b: ArrayLike, weights: str = "none", scale: ArrayLike | None = None) -> float:
     """Cohen's kappa of two gradings, unweighted or weighted (``linear``, ``quadratic``); see the module docstring."""
     if weights not in WEIGHTS:
         raise UsageError(f"kappa weights must be one of {', '.join(WEIGHTS)} (got {weights!r})")
@@ -100,7 +100,7 @@ def _delta2(values: np.ndarray, totals: np.ndarray, level: str) -> np.ndarray:
     return (between - (totals[:, None] + totals[None, :]) / 2) ** 2
 
 
-def krippendorff_alpha(data: Sequence[Sequence[float]], level: str = "ordinal") -> float:
+def krippendorff_alpha(data: ArrayLike, level: str = "ordinal") -> float:
     """Krippendorff's alpha of ``data`` (coders x units, NaN where a coder gave no value); see the module docstring."""
     if level not in LEVELS:
         raise UsageError(f"alpha's level must be one of {', '.join(LEVELS)} (got {level!r})")
@@ -129,7 +129,7 @@ def krippendorff_alpha(data: Sequence[Sequence[float]], level: str = "ordinal") 
     return 1.0 - (n - 1) * float(np.sum(o * delta2)) / expected
 
 
-def krippendorff_alpha_pair(a: Sequence[float], b: Sequence[float], level: str = "ordinal") -> float:
+def krippendorff_alpha_pair(a: ArrayLike, b: ArrayLike, level: str = "ordinal") -> float:
     """Krippendorff's alpha of two coders who both graded every item."""
     x, y = _pair(a, b)
     return krippendorff_alpha(np.stack([x, y]), level)

@@ -57,6 +57,7 @@ from __future__ import annotations
 from typing import Hashable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from evalkit.core.errors import UsageError
 
@@ -172,7 +173,7 @@ def rbo_head(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9, depth
 
 
 # ----------------------------------------------------------------- system rankings: Kendall's tau, tau_AP
-def _paired_scores(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _paired_scores(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape:
         raise UsageError(f"rank correlation needs two score vectors of one length (got {a.shape} and {b.shape})")
@@ -181,7 +182,7 @@ def _paired_scores(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, 
     return a, b
 
 
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
     """Kendall's tau-b of two score vectors over the same items (see the module docstring); NaN if either is constant."""
     a, b = _paired_scores(x, y)
     upper = np.triu_indices(len(a), k=1)
@@ -206,7 +207,7 @@ def _tau_ap_towards(x: np.ndarray, y: np.ndarray) -> float:
     return float(2.0 / int(below_top.sum()) * np.sum(concordant[below_top] / p[below_top]) - 1.0)
 
 
-def tau_ap(truth: Sequence[float], estimate: Sequence[float]) -> float:
+def tau_ap(truth: ArrayLike, estimate: ArrayLike) -> float:
     """Yilmaz et al.'s tau_AP of the ranking ``estimate`` against the reference ``truth`` (no ties; see the module docstring)."""
     a, b = _paired_scores(truth, estimate)
     for name, values in (("truth", a), ("estimate", b)):
@@ -215,7 +216,7 @@ def tau_ap(truth: Sequence[float], estimate: Sequence[float]) -> float:
     return _tau_ap_towards(a, b) if len(a) > 1 else float("nan")
 
 
-def tau_ap_b(x: Sequence[float], y: Sequence[float]) -> float:
+def tau_ap_b(x: ArrayLike, y: ArrayLike) -> float:
     """Urbano and Marrero's tau_AP,b: tau_AP with ties in both rankings, symmetric (see the module docstring)."""
     a, b = _paired_scores(x, y)
     if len(a) < 2:

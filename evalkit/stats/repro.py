@@ -129,7 +129,7 @@ def ktu_topic(original: Sequence[str], reproduced: Sequence[str], depth: int = R
     from evalkit.stats.rank_correlation import first_occurrences, kendall_tau
 
     orig, rep = first_occurrences(original)[:depth], first_occurrences(reproduced)[:depth]
-    union = {doc: i for i, doc in enumerate(sorted(set(orig) | set(rep)))}
+    union = {doc: i for i, doc in enumerate(sorted(set(orig) | set(rep), key=str))}  # ids are text: their own order
     n = min(len(orig), len(rep))
     if n < 2:
         return float("nan")

@@ -40,14 +40,14 @@ def _alive(pid: int) -> bool:
 
 def clean_stale_temporaries(folder: str | os.PathLike) -> list[str]:
     """Remove evalkit's own leftovers in ``folder``: temporaries of a dead process of this host, or over a day old."""
-    removed = []
+    removed: list[str] = []
     now = time.time()
     try:
-        entries = list(os.scandir(folder))
+        entries = list(os.scandir(os.fspath(folder)))
     except OSError:
         return removed
     for entry in entries:
-        match = _TEMPORARY.match(entry.name)
+        match = _TEMPORARY.match(str(entry.name))
         if not match or not entry.is_file(follow_symlinks=False):
             continue
         try:
@@ -55,7 +55,7 @@ def clean_stale_temporaries(folder: str | os.PathLike) -> list[str]:
             mine = match["host"] == _HOST
             if age > STALE_SECONDS or (mine and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"]))):
                 os.unlink(entry.path)
-                removed.append(entry.path)
+                removed.append(str(entry.path))
         except OSError:
             continue
     return removed

@@ -68,7 +68,8 @@ class ProfileTask(Task):
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
         """The profile's measures, then the user's (``-m``) beside them."""
         declared = parse_metrics(self.measures)
-        return list(dict.fromkeys(declared + (parse_metrics(extra) if extra else [])))
+        added = parse_metrics(extra if isinstance(extra, str) else list(extra)) if extra else []
+        return list(dict.fromkeys(declared + added))
 
     def score(self, run: Run, qrels: Qrels, metrics: str | Sequence[str] | None = None, *, depth: int | None = None,
               judged_only: bool = False, **options: Any) -> TaskScore:

@@ -7,6 +7,8 @@ and ir_datasets' ``official_measures`` where it lists them).
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 from evalkit.tasks import register
 from evalkit.tasks.profiles.base import ProfileTask
 
@@ -89,8 +91,8 @@ class Beir(ProfileTask):
     measures = "ndcg@10 recall@100"
     depth = 1000
     exclude_self = True
-    dataset_ids = ("beir/*",)
-    sources = (BEIR, BEIR_CODE)
+    dataset_ids: ClassVar[tuple[str, ...]] = ("beir/*",)
+    sources: ClassVar[tuple[str, ...]] = (BEIR, BEIR_CODE)
 
 
 @register

@@ -60,7 +60,7 @@ def read_profile(path: str | os.PathLike) -> Any:
             raise UsageError(f"{label}: unknown key {shown(key)} in [profile] (known: {', '.join(KEYS)})")
         if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise UsageError(f"{label}: {key} must be a positive whole number")
-        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
+        if not isinstance(value, kind) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
             raise UsageError(f"{label}: {key} must be {'a list of strings' if kind is list else kind.__name__}")
     missing = [key for key in REQUIRED if not str(table.get(key, "")).strip()]
     if missing:
