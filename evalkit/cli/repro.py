@@ -4,6 +4,8 @@ from __future__ import annotations
 import click
 
 from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
+from evalkit.cli.convention import out_format
+from evalkit.io.transactions import announce
 
 RUN = click.Path(dir_okay=False)
 
@@ -39,8 +41,7 @@ def repro(gold, baseline, advanced, repro_baseline, repro_advanced, repro_gold, 
     from evalkit.io.transactions import atomic_write, check_outputs
     from evalkit.report.reproduction import repro as measure
 
-    if output is None:
-        output = "json" if (out_path or "").lower().endswith(".json") else "markdown"
+    output = out_format(out_path, output, ("markdown", "json"), default="markdown")
     inputs = [gold, baseline, advanced, repro_baseline, repro_advanced, repro_gold]
     if out_path:
         check_outputs([out_path], force, inputs=inputs)
@@ -50,6 +51,6 @@ def repro(gold, baseline, advanced, repro_baseline, repro_advanced, repro_gold, 
     text = result.as_json() if output == "json" else result.as_markdown()
     if out_path:
         atomic_write(out_path, text, force=force)
-        click.echo(f"wrote {out_path}", err=True)
+        announce(f"wrote {out_path}")
     else:
         click.echo(text.rstrip("\n"))

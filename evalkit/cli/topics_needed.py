@@ -4,6 +4,8 @@ from __future__ import annotations
 import click
 
 from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
+from evalkit.cli.convention import out_format
+from evalkit.io.transactions import announce
 
 UNIT = click.FloatRange(0, 1, min_open=True, max_open=True)
 
@@ -38,8 +40,7 @@ def topics_needed(folder, gold, scoring, patterns, differences, power, alpha, sy
     from evalkit.io.transactions import atomic_write, check_outputs
     from evalkit.report.topic_design import topics_needed as design_topics
 
-    if output is None:
-        output = "json" if (out_path or "").lower().endswith(".json") else "markdown"
+    output = out_format(out_path, output, ("markdown", "json"), default="markdown")
     if out_path:
         ranked, _ = collect_files(folder, patterns, True, gold)
         check_outputs([out_path], force, inputs=[gold, *ranked])
@@ -49,6 +50,6 @@ def topics_needed(folder, gold, scoring, patterns, differences, power, alpha, sy
     text = design.as_json() if output == "json" else design.as_markdown()
     if out_path:
         atomic_write(out_path, text, force=force)
-        click.echo(f"wrote {out_path}", err=True)
+        announce(f"wrote {out_path}")
     else:
         click.echo(text.rstrip("\n"))

@@ -40,8 +40,9 @@ METHOD = (
 
 def figure_path(out: str | os.PathLike) -> Path:
     """The figure beside a report ``NAME.md`` / ``NAME.json``: ``NAME.agreement.png``."""
-    target = Path(out)
-    return target.with_name(f"{target.stem}.agreement.png")
+    from evalkit.report.figures import figure_beside
+
+    return figure_beside(out, "agreement")
 
 
 def _finite(value: Any) -> Any:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import io
+import os
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -13,6 +15,12 @@ MAX_LEGEND_NAME = 40
 
 def _short(name: str) -> str:
     return name if len(name) <= MAX_LEGEND_NAME else name[: MAX_LEGEND_NAME - 1] + "…"
+
+
+def figure_beside(out: str | os.PathLike, kind: str) -> Path:
+    """The figure written beside a report ``NAME.md`` / ``NAME.json``: ``NAME.<kind>.png``."""
+    target = Path(out)
+    return target.with_name(f"{target.stem}.{kind}.png")
 
 
 def require_plots(feature: str = "the PNG figures of a report") -> None:

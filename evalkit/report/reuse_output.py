@@ -35,8 +35,9 @@ METHOD = (
 
 def figure_path(out: str | os.PathLike) -> Path:
     """The figure written beside a report ``NAME.md`` / ``NAME.json``: ``NAME.reuse.png``."""
-    target = Path(out)
-    return target.with_name(f"{target.stem}.reuse.png")
+    from evalkit.report.figures import figure_beside
+
+    return figure_beside(out, "reuse")
 
 
 def output_of(out: str | os.PathLike | None, output: str | None) -> str:

@@ -41,12 +41,9 @@ LEVELS = ("nominal", "ordinal", "interval")
 
 
 def _pair(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if x.ndim != 1 or x.shape != y.shape:
-        raise UsageError(f"agreement needs two gradings of the same items (got {x.shape} and {y.shape})")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise UsageError("agreement needs finite grades")
-    return x, y
+    from evalkit.stats.rank_correlation import paired_values
+
+    return paired_values(a, b, "agreement needs two gradings of the same items", "agreement needs finite grades")
 
 
 def categories(a: ArrayLike, b: ArrayLike, scale: ArrayLike | None = None) -> np.ndarray:

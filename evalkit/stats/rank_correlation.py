@@ -173,13 +173,20 @@ def rbo_head(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9, depth
 
 
 # ----------------------------------------------------------------- system rankings: Kendall's tau, tau_AP
-def _paired_scores(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def paired_values(x: ArrayLike, y: ArrayLike, mismatch: str, not_finite: str) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` and ``y`` as two finite float vectors of one length; else one line: ``mismatch`` (with the shapes) or
+    ``not_finite``."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape:
-        raise UsageError(f"rank correlation needs two score vectors of one length (got {a.shape} and {b.shape})")
+        raise UsageError(f"{mismatch} (got {a.shape} and {b.shape})")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise UsageError("rank correlation needs finite scores (a NaN score has no rank)")
+        raise UsageError(not_finite)
     return a, b
+
+
+def _paired_scores(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    return paired_values(x, y, "rank correlation needs two score vectors of one length",
+                         "rank correlation needs finite scores (a NaN score has no rank)")
 
 
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
