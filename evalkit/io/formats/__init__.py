@@ -196,37 +196,33 @@ def read_run(
 def read_qrels(path: str | os.PathLike, fmt: str = "auto"):
     """Read a gold file in any supported format into a :class:`~evalkit.data.Qrels`; ``irds:<id>`` reads the judgments of
     an ir_datasets dataset (:mod:`evalkit.io.datasets`) as TREC qrels."""
+    from dataclasses import replace
+
+    from evalkit.data import Source
     from evalkit.io.datasets import dataset_name, is_dataset_id
 
     if is_dataset_id(path):
-        return _read_dataset_qrels(dataset_name(str(path)), fmt)
-    loaded = load(path)
+        name = dataset_name(str(path))
+        loaded, fmt = _dataset_judgments(name, fmt), "trec-qrels"
+    else:
+        loaded, name = load(path), display_name(str(path))
     chosen = _resolve(loaded, "qrels", fmt, "--gold-format")
     qrels = chosen.read(loaded)
-    from dataclasses import replace
-
-    from evalkit.data import Source
-
     source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)
-    return replace(qrels, name=display_name(str(path)), source=source)
+    return replace(qrels, name=name, source=source)
 
 
-def _read_dataset_qrels(name: str, fmt: str):
-    """The judgments of ir_datasets' ``name``, read by the TREC qrels reader as a file's lines would be."""
+def _dataset_judgments(name: str, fmt: str) -> LoadedFile:
+    """The judgments of ir_datasets' ``name`` as the TREC qrels lines a file would hold (read by the TREC qrels reader)."""
     import hashlib
-    from dataclasses import replace
 
-    from evalkit.data import Source
     from evalkit.io.datasets import PREFIX, irds
 
     label = PREFIX + name
     if fmt not in ("auto", "trec-qrels"):
         raise UsageError(f"{shown(label)}: the judgments of a dataset are read as trec-qrels, not {shown(fmt)} (drop --gold-format)")
     raw = irds.qrels_lines(name)
-    loaded = LoadedFile(label, raw, hashlib.sha256(raw).hexdigest())
-    chosen = _resolve(loaded, "qrels", "trec-qrels", "--gold-format")
-    qrels = chosen.read(loaded)
-    return replace(qrels, name=name, source=Source(path=label, format=chosen.name, sha256=loaded.sha256))
+    return LoadedFile(label, raw, hashlib.sha256(raw).hexdigest())
 
 
 # registration order is sniffing order: most specific headers first (a judging sheet's header also names query_id and
