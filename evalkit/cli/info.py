@@ -6,15 +6,20 @@ import inspect
 import click
 
 
+def _task_head(task, measures: str) -> list[str]:
+    """The lines ``evalkit tasks`` and ``evalkit profiles`` both open a task with: name, description, official, its measures."""
+    return [task.name, f"  {task.description}", f"  official: {task.official_definition}",
+            f"  {measures}: {', '.join(m.label for m in task.metrics())}"]
+
+
 @click.command()
 def tasks():
     """List tasks with their official score definitions."""
     from evalkit.tasks import tasks as all_tasks
 
     for task in all_tasks():
-        lines = [task.name, f"  {task.description}", f"  official: {task.official_definition}",
-                 f"  metrics: {', '.join(m.label for m in task.metrics())}",
-                 f"  gold formats: {', '.join(task.gold_formats) or 'any'}; run formats: {', '.join(task.run_formats) or 'any'}"]
+        lines = _task_head(task, "metrics")
+        lines.append(f"  gold formats: {', '.join(task.gold_formats) or 'any'}; run formats: {', '.join(task.run_formats) or 'any'}")
         if task.dataset_ids:
             lines.append(f"  ir_datasets ids: {', '.join(task.dataset_ids)} (picked with --task auto on an irds: gold)")
         submission = task.submission_format
@@ -36,8 +41,7 @@ def profiles():
     for task in all_tasks():
         if not (task.dataset_ids or task.sources):
             continue
-        lines = [task.name, f"  {task.description}", f"  official: {task.official_definition}",
-                 f"  measures: {', '.join(m.label for m in task.metrics())}"]
+        lines = _task_head(task, "measures")
         if task.dataset_ids:
             lines.append(f"  ir_datasets ids: {', '.join(task.dataset_ids)}")
         lines += [f"  source: {source}" for source in task.sources]
