@@ -38,7 +38,7 @@ def peak_rss_mb() -> float:
 def scifact(analyzer_name: str, repeat: int) -> None:
     from evalkit.io.formats.collections import read_corpus, read_queries
     from evalkit.metrics.evaluation import evaluate
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.metrics import parse_metrics
     from evalkit.systems import bm25_index
     from evalkit.systems.analyzers import get_analyzer

@@ -84,7 +84,7 @@ def warm(paths: list[Path], method: str, norm: str | None, repeats: int) -> tupl
     sys.path.insert(0, str(REPO))
     from evalkit import fusion
     from evalkit.fusion import ranx_backend
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
 
     runs = [read_run(p) for p in paths]
     queries = fusion.query_union(runs, allow_partial=True)

@@ -38,7 +38,7 @@ def minilm() -> str:
 
 def scifact_inputs(claims: int, depth: int):
     from evalkit.io.formats.collections import read_corpus, read_queries
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.pipelines.registry import load_system
 
     if not SCIFACT.exists():

@@ -55,7 +55,7 @@ def load(n_queries: int, corpus=None):
     """Corpus, the first ``n_queries`` test claims (0 = all) and the test qrels restricted to them."""
     from evalkit.io.formats.collections import read_corpus, read_queries
     from evalkit.data import Qrels
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
 
     corpus = corpus if corpus is not None else read_corpus(DATA / "corpus.jsonl")
     qrels = read_qrels(str(DATA / "qrels" / "test.tsv"))
@@ -67,7 +67,7 @@ def load(n_queries: int, corpus=None):
 
 
 def first_stage(out: Path, name: str | None):
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
 
     for candidate in ([name] if name else ["ce-minilm.trec", "bm25.trec"]):
         path = out / candidate
@@ -139,7 +139,7 @@ def cmd_verify(args) -> None:
 
     import torch
 
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
     from evalkit.pipelines.registry import load_system
     from evalkit.submission import write_submission
     from evalkit.tasks import get_task
@@ -202,7 +202,7 @@ def cmd_train_nli(args) -> None:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from evalkit.io.formats.collections import read_corpus, read_queries
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.systems._models.modelio import seed_everything
 
     torch.set_num_threads(args.threads)

@@ -80,7 +80,7 @@ def agreement(runs: Path, members: list[str], depth: int) -> str:
     import numpy as np
     from scipy.stats import kendalltau
 
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
 
     lists = [read_run(str(runs / f"{m}.trec")).to_lists(depth) for m in members]
     taus, same_top = [], 0

@@ -27,7 +27,7 @@ def sample(queries: int, docs: int = 0, split: str = "test") -> tuple[Any, Any, 
     from evalkit.data.corpus import Corpus
     from evalkit.io.formats.collections import read_queries
     from evalkit.data import Qrels
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
 
     judged = read_qrels(str(SCIFACT / "qrels" / f"{split}.tsv")).to_dict()
     chosen = list(judged)[:queries] if queries else list(judged)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from evalkit.scoring import check as bl
-from evalkit.io.formats import read_run
+from evalkit.io.reading import read_run
 from evalkit.submission.references import guess_split, load_splits
 
 REPO = Path(__file__).resolve().parents[2]

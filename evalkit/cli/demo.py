@@ -77,7 +77,7 @@ def demo(out_dir, force):
     from evalkit.report import text as render
     from evalkit.api import score
     from evalkit.core.errors import UsageError
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.pipelines.run import run_pipeline
     from evalkit.api.report import report_figures, write_report
     from evalkit.scoring.runset import resolve_task

@@ -152,7 +152,7 @@ def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, polic
               extra_html: str = "") -> list[tuple[str, str]]:
     """The HTML page and/or its JSON for a leaderboard (the gold read again for its documents and labels)."""
     from evalkit.cli.html_output import official_components, page_payloads
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.report.page_data import PageInputs
     from evalkit.scoring.runset import pick_run
     from evalkit.tasks import get_task

@@ -124,7 +124,7 @@ def run_command(config, corpus, corpus_format, queries_format, mapping, trust_pi
     )
     the_gold = None
     if gold:
-        from evalkit.io.formats import read_qrels
+        from evalkit.io.reading import read_qrels
 
         the_gold = read_qrels(gold)
     result = run_pipeline(

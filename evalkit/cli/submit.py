@@ -35,7 +35,7 @@ def submit(run, task, out_path, queries, depth, dedupe, run_format, column, forc
     an invalid result is refused (exit 2). Written atomically, never over an
     existing file without --force, with OUT.manifest.json beside it.
     """
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
     from evalkit.tasks import get_task
     from evalkit.tasks.submissions import format_for_task, write_submission
     from evalkit.io.transactions import check_outputs, sidecar_of

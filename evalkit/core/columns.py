@@ -1,11 +1,12 @@
-"""The one table of column names evalkit recognises for ids, scores, grades, labels and texts.
+"""The column names evalkit recognises for ids, scores, grades, labels and texts in any table.
 
-Every reader looks its column names up here (case-insensitively, first match
-wins); no other module spells an alias set.
+Every generic reader looks its column names up here (case-insensitively,
+first match wins); a task's own files' names live in its package
+(``evalkit/tasks/<task>/columns.py``); no other module spells an alias set.
 
 The general tables (:data:`QUERY_ID`, :data:`DOC_ID`, ...) serve inputs
-without a format of their own: :meth:`~evalkit.data.Run.from_pandas` /
-:meth:`~evalkit.data.Qrels.from_pandas` (DataFrames and dicts given to the
+without a format of their own: :func:`~evalkit.io.in_memory.run_from_table` /
+:func:`~evalkit.io.in_memory.qrels_from_table` (DataFrames and dicts given to the
 Python API). The reader tables below them are the same names as one reader
 uses them. A reader keeps its own subset and order on purpose: the subset
 decides which files its sniff claims (a wider set would take other formats'
@@ -30,20 +31,10 @@ LABEL = ("label", "annotation", "prediction", "verdict")
 BEIR_QUERY_ID = ("query-id", "query_id", "qid")
 BEIR_DOC_ID = ("corpus-id", "corpus_id", "doc-id", "doc_id", "docid")
 BEIR_GRADE = ("score", "relevance", "grade", "label")
-# CheckThat! 4b gold: the optional tweet text column.
-CHECKTHAT_TWEET_TEXT = ("tweet_text", "text", "query")
-# list runs (CheckThat! 4b layout and its variants): the official post_id first.
+# list runs (query id + a list of doc ids, the layout CheckThat! 4b chose): its post_id first.
 LIST_RUN_QUERY_ID = ("post_id", "query_id", "query-id", "qid", "claim_id", "topic_id", "topic", "id")
-# ClimateCheck gold and submissions: the abstract id column, the optional label and claim text columns.
-CLIMATECHECK_ABSTRACT_ID = ("abstract_id", "abstract_original_index")
-CLIMATECHECK_LABEL = ("label", "prediction", "annotation")
-CLIMATECHECK_CLAIM_TEXT = ("claim", "claim_text", "text")
-# header names that identify a known table, for the "not tab- or comma-separated" message.
-KNOWN_HEADER = ("post_id", "preds", "cord_uid", "claim_id", "abstract_id", "query-id", "corpus-id", "annotation")
 
 # --------------------------------------------------------------- submission checks (evalkit.submission)
-# the 4b checker: another name for the tweet id column is reported, not taken silently.
-SUBMISSION_4B_QUERY_ID = ("post_id", "query_id", "query-id", "qid", "id")
 # query and collection id files a submission is checked against (the task's own names first).
 REFERENCE_QUERY_ID = ("post_id", "claim_id", "query_id", "query-id", "qid", "_id", "topic_id", "id")
 REFERENCE_DOC_ID = ("cord_uid", "abstract_id", "doc_id", "docid", "corpus-id", "docno", "_id", "id")

@@ -184,34 +184,6 @@ class Run:
             out[self.query_ids[q]][self.doc_ids[d]] = v
         return out
 
-    @classmethod
-    def from_pandas(cls, frame, **kwargs) -> "Run":
-        """A run from a DataFrame with query and doc id columns and a score column (scored run) or
-        neither (a list run: row order within a query, or a ``rank`` column); an optional label column.
-
-        Column names are looked up in :mod:`evalkit.core.columns` (``query_id``/``qid``/``post_id``...,
-        ``doc_id``/``docno``/``corpus-id``..., ``score``, ``rank``, ``label``). Values meet the rules of
-        the file readers (:mod:`evalkit.core.input_rules`): ids are text or integers, scores and ranks finite numbers.
-        """
-        from evalkit.core import columns as names
-        from evalkit.core.errors import UsageError, listed
-        from evalkit.core.input_rules import check_table_columns, identifiers, numbers_array, table_column, texts
-
-        label = "run DataFrame"
-        check_table_columns(frame, label)
-        qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
-        if qcol is None or dcol is None:
-            raise UsageError(f"{label} needs a query id and a doc id column (found: {listed(map(str, frame.columns), 10)})")
-        scol, rcol, lcol = (names.find(frame.columns, a) for a in (names.SCORE, names.RANK, names.LABEL))
-        if scol is None and rcol is not None:  # a list run ranked by its rank column (stable: ties keep row order)
-            ranks = table_column(frame, rcol, numbers_array, "rank", label)
-            frame = frame.iloc[np.argsort(ranks, kind="stable")]
-        scores = None if scol is None else table_column(frame, scol, numbers_array, "score", label)
-        labels = None if lcol is None else table_column(frame, lcol, texts, "label", label)
-        qids = table_column(frame, qcol, identifiers, "query id", label)
-        docs = table_column(frame, dcol, identifiers, "doc id", label)
-        return cls.from_rows(qids, docs, scores, labels, **kwargs)
-
     def to_pandas(self):
         """The run in rank order as a DataFrame: ``query_id, doc_id, rank`` (1-based), ``score`` and ``label`` when present."""
         from evalkit.core.errors import require
@@ -301,36 +273,6 @@ class Qrels:
     @property
     def n_rows(self) -> int:
         return int(self.qidx.shape[0])
-
-    @classmethod
-    def from_pandas(cls, frame, **kwargs) -> "Qrels":
-        """Judgments from a DataFrame: query id, doc id and grade columns (names as in :mod:`evalkit.core.columns`),
-        under the file readers' rules (:mod:`evalkit.core.input_rules`): finite grades, a pair judged once."""
-        from evalkit.core import columns as names
-        from evalkit.core.errors import UsageError, listed
-        from evalkit.core.input_rules import (
-            JUDGED_TWICE,
-            check_table_columns,
-            first_repeated_pair,
-            identifiers,
-            numbers_array,
-            table_column,
-        )
-
-        label = "gold DataFrame"
-        check_table_columns(frame, label)
-        qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
-        gcol = names.find(frame.columns, names.GRADE)
-        if qcol is None or dcol is None or gcol is None:
-            raise UsageError(f"{label} needs query id, doc id and relevance columns (found: {listed(map(str, frame.columns), 10)})")
-        grades = table_column(frame, gcol, numbers_array, "grade", label)
-        qids = table_column(frame, qcol, identifiers, "query id", label)
-        docs = table_column(frame, dcol, identifiers, "doc id", label)
-        qrels = cls.from_rows(qids, docs, grades, **kwargs)
-        repeat = first_repeated_pair(qrels.qidx, qrels.didx, len(qrels.doc_ids))
-        if repeat is not None:
-            raise UsageError(f"{label}, row {repeat + 1} (index {frame.index[repeat]!r}): {JUDGED_TWICE}")
-        return qrels
 
     def to_pandas(self):
         """The judgments as a DataFrame ``query_id, doc_id, relevance`` (and ``label`` when present)."""

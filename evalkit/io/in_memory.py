@@ -1,25 +1,32 @@
-"""In-memory inputs of the Python API (DataFrames, dicts) read exactly as files are.
+"""The door for inputs held in memory (a Run or Qrels built in code, a DataFrame, a dict), read as files are.
 
-A DataFrame whose columns are a task's own file layout is read by that
-format's reader, row by row, as the file would be: a CheckThat! 4b gold
-(``post_id, tweet_text, cord_uid``), a 4b submission (``post_id, preds``),
-a ClimateCheck gold or submission, BEIR-style judgments. The gold's layout
-then detects the task as its file would (:attr:`Qrels.layout`), so a gold
-DataFrame with an extra ``relevance`` column stays CheckThat! 4b (MRR@5).
-Other tables (query id, doc id, score or grade under the names of
-:mod:`evalkit.core.columns`) are read by :meth:`Run.from_pandas` /
-:meth:`Qrels.from_pandas`; nested dicts by :func:`run_from_dict` /
-:func:`qrels_from_dict`. Every value meets the rules of :mod:`evalkit.core.input_rules`;
-two keys that are one id once written as text (``1`` and ``"1"``) are refused.
+:func:`run_from` and :func:`qrels_from` (which :func:`evalkit.io.reading.as_run` /
+:func:`~evalkit.io.reading.as_qrels` call) take each form:
+
+- a :class:`~evalkit.data.Run` / :class:`~evalkit.data.Qrels` built in code is
+  checked as a file's rows are (:func:`check_built`);
+- a DataFrame whose columns are a file format's own layout is read by that
+  format's reader, row by row, as the file would be (a task's gold or
+  submission, BEIR-style judgments); the gold's layout then detects the task
+  as its file would (:attr:`Qrels.layout`), so a gold DataFrame with an extra
+  ``relevance`` column keeps its task;
+- any other table (query id, doc id, score, rank or grade under the names of
+  :mod:`evalkit.core.columns`) is read by :func:`run_from_table` /
+  :func:`qrels_from_table`; nested dicts by :func:`run_from_dict` /
+  :func:`qrels_from_dict`.
+
+Every value meets the rules of :mod:`evalkit.core.input_rules`; two keys that
+are one id once written as text (``1`` and ``"1"``) are refused.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any, Iterator, Mapping
 
-from evalkit.data import Qrels, Run
-from evalkit.core.errors import InputError, UsageError, shown
-from evalkit.io.formats import Format, Sample, formats
+import numpy as np
+
+from evalkit.core import columns as names
+from evalkit.core.errors import InputError, UsageError, listed, shown
 from evalkit.core.input_rules import (
     JUDGED_TWICE,
     ValueProblem,
@@ -27,11 +34,47 @@ from evalkit.core.input_rules import (
     check_table_columns,
     first_repeated_pair,
     identifier,
+    identifiers,
     number,
+    numbers_array,
+    table_column,
+    texts,
     utf8_text,
 )
+from evalkit.data import Qrels, Run
+from evalkit.io.formats import Format, Sample, formats, list_run
 
 SNIFF_ROWS = 5  # rows shown to a format's sniff, as a file's first lines are
+
+
+def _is_frame(obj: Any) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def run_from(obj: Any, *, name: str | None = None, column: str | None = None) -> Run:
+    """A :class:`Run` from a Run built in code, a DataFrame or a dict (the module docstring)."""
+    if isinstance(obj, Run):
+        if obj.source is None:  # built in code (Run.from_scores...): the same rules as a file's
+            check_built(obj, f"run {obj.name!r}")
+        return obj.with_name(name) if name else obj
+    if _is_frame(obj):
+        return run_from_frame(obj, name or "run", column)
+    if isinstance(obj, Mapping):
+        return run_from_dict(obj, name or "run")
+    raise UsageError(f"cannot use a {type(obj).__name__} as a run (give a path, a Run, a DataFrame or a dict)")
+
+
+def qrels_from(obj: Any) -> Qrels:
+    """A :class:`Qrels` from a Qrels built in code, a DataFrame or a ``{query_id: {doc_id: grade}}`` dict."""
+    if isinstance(obj, Qrels):
+        if obj.source is None:
+            check_built(obj, "gold Qrels")
+        return obj
+    if _is_frame(obj):
+        return qrels_from_frame(obj)
+    if isinstance(obj, Mapping):
+        return qrels_from_dict(obj)
+    raise UsageError(f"cannot use a {type(obj).__name__} as gold (give a path, a Qrels, a DataFrame or a dict)")
 
 
 def _header(frame) -> list[str]:
@@ -64,7 +107,7 @@ def layout_of(frame, kind: str, column: str | None = None) -> Format | None:
     for fmt in formats(kind):
         if fmt.read_rows is None or not fmt.sniff(sample):
             continue
-        if fmt.name == "checkthat-list" and not _has_lists(sample, column):
+        if fmt is list_run.FORMAT and not _has_lists(sample, column):
             continue  # query id + doc id + score: a table of its own (TREC runs have no header)
         return fmt
     return None
@@ -90,7 +133,7 @@ def run_from_frame(frame, name: str = "run", column: str | None = None) -> Run:
     check_table_columns(frame, label)
     fmt = layout_of(frame, "run", column)
     if fmt is None:
-        return replace(Run.from_pandas(frame), name=name)
+        return run_from_table(frame, name)
     return replace(_read_rows(fmt, frame, label, column=column), name=name)
 
 
@@ -100,15 +143,52 @@ def qrels_from_frame(frame) -> Qrels:
     check_table_columns(frame, label)
     fmt = layout_of(frame, "qrels")
     if fmt is None:
-        return Qrels.from_pandas(frame)
+        return qrels_from_table(frame)
     return replace(_read_rows(fmt, frame, label), layout=fmt.name)
+
+
+def run_from_table(frame, name: str = "run") -> Run:
+    """A run from a table with query and doc id columns and a score column (a scored run) or none (a list run: row
+    order within a query, or a ``rank`` column, ties keeping row order); an optional label column. Names as in
+    :mod:`evalkit.core.columns`; ids are text or integers, scores and ranks finite numbers."""
+    label = "run DataFrame"
+    check_table_columns(frame, label)
+    qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
+    if qcol is None or dcol is None:
+        raise UsageError(f"{label} needs a query id and a doc id column (found: {listed(map(str, frame.columns), 10)})")
+    scol, rcol, lcol = (names.find(frame.columns, a) for a in (names.SCORE, names.RANK, names.LABEL))
+    if scol is None and rcol is not None:
+        ranks = table_column(frame, rcol, numbers_array, "rank", label)
+        frame = frame.iloc[np.argsort(ranks, kind="stable")]
+    scores = None if scol is None else table_column(frame, scol, numbers_array, "score", label)
+    labels = None if lcol is None else table_column(frame, lcol, texts, "label", label)
+    qids = table_column(frame, qcol, identifiers, "query id", label)
+    docs = table_column(frame, dcol, identifiers, "doc id", label)
+    return Run.from_rows(qids, docs, scores, labels, name=name)
+
+
+def qrels_from_table(frame) -> Qrels:
+    """Judgments from a table of query id, doc id and grade columns (names as in :mod:`evalkit.core.columns`): finite
+    grades, each (query, doc) judged once."""
+    label = "gold DataFrame"
+    check_table_columns(frame, label)
+    qcol, dcol = names.find(frame.columns, names.QUERY_ID), names.find(frame.columns, names.DOC_ID)
+    gcol = names.find(frame.columns, names.GRADE)
+    if qcol is None or dcol is None or gcol is None:
+        raise UsageError(f"{label} needs query id, doc id and relevance columns (found: {listed(map(str, frame.columns), 10)})")
+    grades = table_column(frame, gcol, numbers_array, "grade", label)
+    qids = table_column(frame, qcol, identifiers, "query id", label)
+    docs = table_column(frame, dcol, identifiers, "doc id", label)
+    qrels = Qrels.from_rows(qids, docs, grades)
+    repeat = first_repeated_pair(qrels.qidx, qrels.didx, len(qrels.doc_ids))
+    if repeat is not None:
+        raise UsageError(f"{label}, row {repeat + 1} (index {frame.index[repeat]!r}): {JUDGED_TWICE}")
+    return qrels
 
 
 def check_built(item: Run | Qrels, label: str) -> None:
     """A :class:`Run` or :class:`Qrels` built in code (not read from a file) meets the readers' rules: text ids,
     finite scores or grades, a pair judged once (vectorised: the values are already arrays)."""
-    import numpy as np
-
     for what, ids in (("query id", item.query_ids), ("doc id", item.doc_ids)):
         for value in ids.tolist():
             if not isinstance(value, str) or not value.strip():

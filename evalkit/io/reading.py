@@ -1,93 +1,151 @@
-"""The input forms of the Python API: a path, a :class:`Run` / :class:`Qrels`, a DataFrame or a nested dict.
+"""The one door to read a run or a gold: a file (any format ``evalkit formats`` lists) or an input held in memory.
 
-Runs and gold files may be given as a path (any format ``evalkit formats``
-lists), a :class:`~evalkit.data.Run` / :class:`~evalkit.data.Qrels`, a pandas
-DataFrame (``query_id, doc_id, score`` / ``query_id, doc_id, relevance``, or
-the alias names of :mod:`evalkit.core.columns`) or a nested dict
-``{query_id: {doc_id: score}}`` (a ``{query_id: [doc_id, ...]}`` dict is a
-list run in list order). :mod:`evalkit.api` re-exports what users call.
+Files: :func:`read_run` and :func:`read_qrels`. A run file is read in the
+first of :data:`RUN_WAYS` that takes it; the ways differ in what they hold,
+never in what the run scores (``tests/io/test_reading_door.py`` holds them
+to one result):
+
+- ``judged-from-file``: a TREC run of 1 MiB or more, plain ASCII with LF line
+  ends, read against the gold it is scored on, is judged from its open file
+  1 MiB at a time (:mod:`evalkit.io.streamed`); its bytes are read whole only
+  if something asks for its rows.
+- ``judged-from-bytes``: a run whose format reads against a gold (TREC) is
+  loaded and judged in one pass (:mod:`evalkit.io.prejudged`): its judged rows
+  ranked, its other rows only counted, its rows read when asked for.
+- ``read-whole``: every other run, and any run the judged ways decline, is
+  loaded and read by its format.
+
+Loading (:func:`evalkit.io.textio.load`) takes the bytes the read-ahead thread
+of a command (:mod:`evalkit.io.readahead`) already holds. A gold is loaded
+from its file, or from an ``irds:<id>`` dataset's judgments
+(:mod:`evalkit.io.datasets`), and read by its format.
+
+In memory: :func:`as_run` and :func:`as_qrels` take a path (read here) or a
+:class:`~evalkit.data.Run` / :class:`~evalkit.data.Qrels`, a pandas DataFrame
+(``query_id, doc_id, score`` / ``query_id, doc_id, relevance``, or the alias
+names of :mod:`evalkit.core.columns`) or a nested dict ``{query_id: {doc_id:
+score}}`` (``{query_id: [doc_id, ...]}``: a list run in list order), which go
+to :mod:`evalkit.io.in_memory`, read under the rules a file's rows meet.
+:mod:`evalkit.api` re-exports what users call.
 """
 from __future__ import annotations
 
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Union
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Union
 
-from evalkit.data import Qrels, Run
-from evalkit.core.errors import UsageError
+from evalkit.core.errors import UsageError, shown
+from evalkit.data import Qrels, Run, Source
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from evalkit.io.textio import LoadedFile
+
 RunLike = Union[str, os.PathLike, Run, "pd.DataFrame", Mapping[str, Any]]
 QrelsLike = Union[str, os.PathLike, Qrels, "pd.DataFrame", Mapping[str, Mapping[str, float]]]
 
+JUDGED_FROM_FILE, JUDGED_FROM_BYTES, READ_WHOLE = "judged-from-file", "judged-from-bytes", "read-whole"
+RUN_WAYS = (JUDGED_FROM_FILE, JUDGED_FROM_BYTES, READ_WHOLE)  # tried in this order; read-whole takes every run
 
-# ----------------------------------------------------------------- inputs
+
+# ----------------------------------------------------------------- files
 def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | None = None, name: str | None = None,
-             against: Qrels | None = None) -> Run:
-    """Read a run or submission file (TREC run, 4b list TSV/CSV, ClimateCheck CSV; plain, gzip or zip).
+             against: Qrels | None = None, option: str = "--format", ways: Collection[str] = RUN_WAYS) -> Run:
+    """Read a run or submission file (TREC run, list TSV/CSV, a task's own run format; plain, gzip or zip).
 
-    ``against``: the gold the run will be scored on; a TREC run is then read against it (:mod:`evalkit.io.prejudged`:
-    the same run, scored without ranking all its rows)."""
-    from evalkit.io.formats import read_run as _read
+    ``against``: the gold the run will be scored on, which the judged ways read it against. ``option``: the
+    command-line option that forces a format, named when detection fails. ``ways``: the ways allowed (the module
+    docstring; tests and benchmarks narrow them, read-whole is always allowed)."""
+    from evalkit.io.formats import display_name, resolve
+    from evalkit.io.textio import load
 
-    return _read(path, format, column=column, name=name, against=against)
+    unknown = set(ways) - set(RUN_WAYS)
+    if unknown:
+        raise UsageError(f"unknown way to read a run: {', '.join(sorted(unknown))} (known: {', '.join(RUN_WAYS)})")
+    judged = against is not None
+    loaded = None
+    if judged and JUDGED_FROM_FILE in ways and format in ("auto", "trec-run"):
+        loaded, judged = _judged_from_file(str(path), against)
+    if loaded is None:
+        loaded = load(path)
+    chosen = resolve(loaded, "run", format, option)
+    name = name or display_name(str(path))
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)  # the hash: when asked for
+    if judged and chosen.read_against is not None and (JUDGED_FROM_BYTES in ways or _streamed(loaded)):
+        run = chosen.read_against(loaded, against)
+        if run is not None:
+            return run.named(name, source)
+    return replace(chosen.read(loaded, column=column), name=name, source=source)
+
+
+def _judged_from_file(path: str, against: Qrels) -> tuple[LoadedFile | None, bool]:
+    """The run at ``path`` judged from its file (a :class:`~evalkit.io.prejudged.StreamedFile`) where that way takes it,
+    else ``None``; and whether a judged way may still read it (not where this one declined it: the general reader
+    reads it, with its messages)."""
+    from evalkit.io.prejudged import DECLINED, read_streamed
+
+    streamed = read_streamed(path, against)
+    if streamed is DECLINED:
+        return None, False
+    return streamed, True  # type: ignore[return-value]
+
+
+def _streamed(loaded: LoadedFile) -> bool:
+    from evalkit.io.prejudged import StreamedFile
+
+    return isinstance(loaded, StreamedFile)
 
 
 def read_qrels(path: str | os.PathLike, format: str = "auto") -> Qrels:
-    """Read a gold file (TREC or BEIR qrels, CheckThat! 4b or ClimateCheck gold)."""
-    from evalkit.io.formats import read_qrels as _read
+    """Read a gold file (TREC or BEIR qrels, a task's own gold format); ``irds:<id>`` reads the judgments of an
+    ir_datasets dataset (:mod:`evalkit.io.datasets`) as TREC qrels."""
+    from evalkit.io.datasets import dataset_name, is_dataset_id
+    from evalkit.io.formats import display_name, resolve
+    from evalkit.io.textio import load
 
-    return _read(path, format)
+    if is_dataset_id(path):
+        name = dataset_name(str(path))
+        loaded, format = _dataset_judgments(name, format), "trec-qrels"
+    else:
+        loaded, name = load(path), display_name(str(path))
+    chosen = resolve(loaded, "qrels", format, "--gold-format")
+    source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)
+    return replace(chosen.read(loaded), name=name, source=source)
 
 
-def _is_frame(obj: Any) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+def _dataset_judgments(name: str, format: str) -> LoadedFile:
+    """The judgments of ir_datasets' ``name`` as the TREC qrels lines a file would hold (read by the TREC qrels reader)."""
+    from evalkit.io.datasets import PREFIX, irds
+    from evalkit.io.textio import LoadedFile
+
+    label = PREFIX + name
+    if format not in ("auto", "trec-qrels"):
+        raise UsageError(f"{shown(label)}: the judgments of a dataset are read as trec-qrels, not {shown(format)} (drop --gold-format)")
+    raw = irds.qrels_lines(name)
+    return LoadedFile(label, raw, hashlib.sha256(raw).hexdigest())
 
 
+# ----------------------------------------------------------------- any input
 def as_run(obj: RunLike, *, name: str | None = None, format: str = "auto", column: str | None = None,
            against: Qrels | None = None) -> Run:
-    """A :class:`Run` from a path, a Run, a DataFrame or a dict (see the module docstring); a path is read against the
-    gold ``against`` (:func:`read_run`) when given."""
-    if isinstance(obj, Run):
-        if obj.source is None:  # built in code (Run.from_scores...): the same rules as a file's
-            from evalkit.io.in_memory import check_built
-
-            check_built(obj, f"run {obj.name!r}")
-        return obj.with_name(name) if name else obj
+    """A :class:`Run` from a path (:func:`read_run`, against the gold ``against`` when given) or an input held in memory
+    (:func:`evalkit.io.in_memory.run_from`)."""
     if isinstance(obj, (str, os.PathLike)):
         return read_run(obj, format, column=column, name=name, against=against)
-    if _is_frame(obj):
-        from evalkit.io.in_memory import run_from_frame
+    from evalkit.io.in_memory import run_from
 
-        return run_from_frame(obj, name or "run", column)
-    if isinstance(obj, Mapping):
-        from evalkit.io.in_memory import run_from_dict
-
-        return run_from_dict(obj, name or "run")
-    raise UsageError(f"cannot use a {type(obj).__name__} as a run (give a path, a Run, a DataFrame or a dict)")
+    return run_from(obj, name=name, column=column)
 
 
 def as_qrels(obj: QrelsLike, *, format: str = "auto") -> Qrels:
-    """A :class:`Qrels` from a path, a Qrels, a DataFrame or a ``{query_id: {doc_id: grade}}`` dict."""
-    if isinstance(obj, Qrels):
-        if obj.source is None:
-            from evalkit.io.in_memory import check_built
-
-            check_built(obj, "gold Qrels")
-        return obj
+    """A :class:`Qrels` from a path (:func:`read_qrels`) or an input held in memory (:func:`evalkit.io.in_memory.qrels_from`)."""
     if isinstance(obj, (str, os.PathLike)):
         return read_qrels(obj, format)
-    if _is_frame(obj):
-        from evalkit.io.in_memory import qrels_from_frame
+    from evalkit.io.in_memory import qrels_from
 
-        return qrels_from_frame(obj)
-    if isinstance(obj, Mapping):
-        from evalkit.io.in_memory import qrels_from_dict
-
-        return qrels_from_dict(obj)
-    raise UsageError(f"cannot use a {type(obj).__name__} as gold (give a path, a Qrels, a DataFrame or a dict)")
+    return qrels_from(obj)
 
 
 def input_entry(role: str, item: Run | Qrels) -> dict[str, Any]:

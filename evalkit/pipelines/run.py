@@ -140,7 +140,7 @@ def read_training(train_queries: str, train_qrels: str, corpus: "Corpus", querie
                   progress: Progress | None = None) -> "tuple[Queries, Qrels]":
     """Training queries restricted to those the qrels judge, the judged documents checked against the corpus."""
     from evalkit.data.corpus import check_judged_docs
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.io.formats.collections import read_queries
     from evalkit.pipelines.runner import judged_queries
 

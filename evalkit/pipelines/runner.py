@@ -40,7 +40,7 @@ class Pipeline:
                 get_method(spec.method)
                 continue
             if spec.is_file:  # read now: a bad run file fails before any corpus is read or model trained
-                from evalkit.io.formats import read_run
+                from evalkit.io.reading import read_run
 
                 option = (format_options or {}).get(spec.name, f"format = ... in stage {spec.name!r}")
                 self.file_runs[spec.name] = read_run(str(spec.run), spec.format, option=option)

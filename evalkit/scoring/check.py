@@ -180,7 +180,7 @@ class Scorer:
         self._gold: dict[Path, Any] = {}
 
     def gold(self, stored: str):
-        from evalkit.io.formats import read_qrels
+        from evalkit.io.reading import read_qrels
 
         path = self.baseline.resolve(stored)
         if path not in self._gold:
@@ -189,7 +189,7 @@ class Scorer:
 
     def value(self, task_name: str, gold: str, run: str, metric: str, options: dict[str, Any]) -> tuple[float, str]:
         """``(value, metric label)``; ``metric`` is a metric name, a task's official label, or ``official``."""
-        from evalkit.io.formats import read_run
+        from evalkit.io.reading import read_run
         from evalkit.metrics import parse_metrics
         from evalkit.metrics.parameters import ParameterError
         from evalkit.core.options import ScoringOptions

@@ -226,7 +226,7 @@ def build_leaderboard(
     ``pairs``: the all-pairs procedure and its options (``None``: adjacent
     ranks only); ``binary``: the 0/1 outcome McNemar's test compares.
     """
-    from evalkit.io.formats import read_qrels, read_run
+    from evalkit.io.reading import read_qrels, read_run
 
     options.check()
     if pairs is not None:

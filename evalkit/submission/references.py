@@ -1,6 +1,6 @@
 """What a submission is checked against: the queries of its split and the collection ids.
 
-Query sets come from gold files (any format :func:`evalkit.io.formats.read_qrels`
+Query sets come from gold files (any format :func:`evalkit.io.reading.read_qrels`
 reads), query files (a table with a ``post_id`` / ``claim_id`` / ``query_id``
 column, BEIR ``queries.jsonl``) or plain lists (one id per line). A set is
 named after the split in its file name (``train``, ``dev``, ``test``), else
@@ -98,7 +98,8 @@ def _table_ids(text: str, label: str, columns: Sequence[str]) -> list[str] | Non
 
 def read_ids(path: str | os.PathLike, kind: str) -> list[str]:
     """Query (``kind="query"``) or document ids from a gold, table, JSONL or plain id file."""
-    from evalkit.io.formats import formats, read_qrels, sample_of
+    from evalkit.io.formats import formats, sample_of
+    from evalkit.io.reading import read_qrels
     from evalkit.io.textio import load
 
     loaded = load(path)

@@ -70,7 +70,7 @@ def write_submission(
     """
     from dataclasses import replace
 
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
     from evalkit.io.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.submission import Problems
     from evalkit.submission.container import SubmissionText

@@ -104,7 +104,7 @@ def validate(
     if task == "auto":
         chosen_by = "from the gold" if gold else "guessed from the file's header: pass --task or --gold"
         if gold:
-            from evalkit.io.formats import read_qrels
+            from evalkit.io.reading import read_qrels
             from evalkit.tasks import detect_task
 
             first = read_qrels(gold[0])

@@ -124,7 +124,7 @@ def test_bad_inputs_are_one_clear_error():
     with pytest.raises(UsageError, match="compare needs at least two runs"):
         evalkit.compare({"q": {"d": 1}}, {"q": {"d": 1.0}})
     frame = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
-    assert evalkit.Run.from_pandas(frame).to_pandas()[["query_id", "doc_id", "score"]].values.tolist() == [["q", "d", 1.0]]
+    assert evalkit.as_run(frame).to_pandas()[["query_id", "doc_id", "score"]].values.tolist() == [["q", "d", 1.0]]
 
 
 # --- in-memory inputs meet the file readers' rules (issue 22): each an evalkit error, never a bare exception

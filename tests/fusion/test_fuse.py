@@ -12,7 +12,7 @@ from evalkit import fusion
 from evalkit.cli import main
 from evalkit.data import Run
 from evalkit.core.errors import PartialRunError, UsageError
-from evalkit.io.formats import read_qrels, read_run
+from evalkit.io.reading import read_qrels, read_run
 
 AIRWAVES = CT4B / "runs" / "airwaves"
 DEV_RUNS = [AIRWAVES / "E5_base_setup_dev_TOP100.tsv", AIRWAVES / "predictions_BM25_dev_TOP10.tsv", AIRWAVES / "predictions_SciBERT_dev_TOP10.tsv"]

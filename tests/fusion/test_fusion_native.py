@@ -169,7 +169,7 @@ def test_depth_and_two_runs_equal_ranx(synthetic, method, norm):
 
 def real_runs(paths, every: int = 4):
     """The runs at ``paths``, every ``every``-th query of their union kept (ranx takes ~1 s per case on all of them)."""
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
 
     if not all(p.exists() for p in paths):
         pytest.skip(f"real 4b runs not found under {CT4B} (set EVALKIT_SHARED_DATA)")

@@ -25,7 +25,8 @@ import pytest
 from support.helpers import run_cli
 from evalkit.report import text as render
 from evalkit.core.errors import InputError
-from evalkit.io.formats import read_qrels, read_run, tables
+from evalkit.io.formats import tables
+from evalkit.io.reading import read_qrels, read_run
 from evalkit.tasks import get_task
 
 TREC_EVAL = Path(os.environ.get("EVALKIT_TREC_EVAL", "") or "trec_eval-not-configured")  # a trec_eval 10 binary, beside its test/ folder

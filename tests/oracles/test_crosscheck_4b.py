@@ -15,7 +15,7 @@ import pytest
 
 from support.helpers import CT4B, GOLD_4B, all_4b_runs, shared_or_skip, split_of
 from evalkit.core.errors import PartialRunError
-from evalkit.io.formats import read_qrels, read_run
+from evalkit.io.reading import read_qrels, read_run
 from evalkit.tasks import get_task
 
 pytestmark = pytest.mark.realdata  # every test reads the real runs and gold files

@@ -14,7 +14,7 @@ import pytest
 from support.helpers import SHARED, shared_or_skip
 from evalkit.data import Qrels, Run
 from evalkit.metrics.evaluation import evaluate
-from evalkit.io.formats import read_qrels
+from evalkit.io.reading import read_qrels
 from evalkit.metrics import parse_metrics
 
 TREC_NAMES = {
@@ -121,7 +121,7 @@ def test_shuffled_lines_give_identical_numbers(tmp_path):
         random.Random(seed).shuffle(lines)
         path = tmp_path / f"run{seed}.trec"
         path.write_text("\n".join(lines) + "\n")
-        from evalkit.io.formats import read_run
+        from evalkit.io.reading import read_run
 
         ev = evaluate(read_run(path), qrels, metrics)
         results.append({k: v.tolist() for k, v in ev.per_query.items()})
@@ -129,7 +129,7 @@ def test_shuffled_lines_give_identical_numbers(tmp_path):
 
 
 def test_rank_column_is_ignored_like_trec_eval(tmp_path):
-    from evalkit.io.formats import read_run
+    from evalkit.io.reading import read_run
 
     path = tmp_path / "r.trec"
     path.write_text("q Q0 a 1 0.1 t\nq Q0 b 2 0.9 t\n")  # rank column says a first; scores say b
@@ -186,7 +186,8 @@ def test_fast_paths_equal_reference_paths():
 
 
 def test_arrow_reader_equals_python_reader(tmp_path, monkeypatch):
-    from evalkit.io.formats import read_run, tables
+    from evalkit.io.formats import tables
+    from evalkit.io.reading import read_run
 
     rng = np.random.default_rng(5)
     lines = [f"q{q} Q0 d{rng.integers(0, 10**6)} {r} {rng.random():.5f} t" for q in range(2000) for r in range(60)]
@@ -207,7 +208,8 @@ def test_fast_reader_reads_or_refuses_exactly_as_the_python_reader(tmp_path, mon
     """The pyarrow path converts only the id and score columns; every other column's emptiness and every line's
     field count still decide, as the Python reader's whitespace splitting does."""
     from evalkit.core.errors import InputError
-    from evalkit.io.formats import read_run, tables
+    from evalkit.io.formats import tables
+    from evalkit.io.reading import read_run
 
     rng = np.random.default_rng(11)
     lines = [f"q{q} Q0 d{rng.integers(0, 10**5)} {r} {rng.random():.5f} t" for q in range(700) for r in range(60)]

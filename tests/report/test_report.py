@@ -197,7 +197,7 @@ def test_write_report_in_memory_equals_the_command(tmp_path, capsys):
     code, _, err = cli(capsys, "report", gold, a, b, "--out", tmp_path / "cli.md", "--pair", "b", "a")
     assert code == 0, err
     runs = [evalkit.read_run(a).with_name("a"), evalkit.read_run(b).with_name("b")]
-    runs = [evalkit.Run.from_pandas(run.to_pandas(), name=run.name) for run in runs]  # no file behind them
+    runs = [evalkit.as_run(run.to_pandas(), name=run.name) for run in runs]  # no file behind them
     written = evalkit.write_report(evalkit.read_qrels(gold), *runs, out=tmp_path / "api.md", pair=("b", "a"))
     assert [p.name for p in written.figures] == ["api.first-relevant-rank.png", "api.query-length.png"]
 

@@ -238,7 +238,7 @@ def test_cache_key_covers_every_part():
 def test_scifact_stem_ndcg10_reaches_published_bm25():
     from evalkit.io.formats.collections import read_corpus, read_queries
     from evalkit.metrics.evaluation import evaluate
-    from evalkit.io.formats import read_qrels
+    from evalkit.io.reading import read_qrels
     from evalkit.metrics import parse_metrics
 
     folder = shared_or_skip(SHARED / "scifact")

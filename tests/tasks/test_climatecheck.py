@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from evalkit.tasks.climatecheck2025.official import weighted_prf
-from evalkit.io.formats import read_qrels, read_run
+from evalkit.io.reading import read_qrels, read_run
 from evalkit.tasks import get_task
 
 GOLD = """claim_id,claim,abstract_id,annotation

@@ -11,7 +11,7 @@ import pytest
 from support.helpers import CT4B, GOLD_4B, run_cli, shared_or_skip
 from evalkit.cli import main
 from evalkit.data import Run
-from evalkit.io.formats import read_qrels, read_run
+from evalkit.io.reading import read_qrels, read_run
 from evalkit.io.formats.trec_run import format_trec_run
 from evalkit.tasks.submissions import expectations_for, validate_file, write_submission
 from evalkit.submission.writer import InvalidSubmissionError

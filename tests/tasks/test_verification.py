@@ -180,7 +180,7 @@ def test_bad_verifier_options():
 
 # ------------------------------------------------------------------ submission and score
 def test_submission_written_validated_and_scored(tmp_path):
-    from evalkit.io.formats import read_qrels, read_run
+    from evalkit.io.reading import read_qrels, read_run
     from evalkit.tasks.submissions import write_submission
     from evalkit.tasks import get_task
 

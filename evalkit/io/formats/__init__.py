@@ -2,23 +2,22 @@
 
 Each format is one module that registers a :class:`Format` with a ``sniff``
 function (does this sample look like me?) and a ``read`` function. Runs and
-gold files are read through :func:`read_run` and :func:`read_qrels`; with
-``fmt="auto"`` the first registered format whose sniff accepts the file wins.
+gold files are read through the one door, :func:`evalkit.io.reading.read_run`
+and :func:`~evalkit.io.reading.read_qrels`; with ``"auto"`` the first
+registered format whose sniff accepts the file wins (:func:`resolve`).
 Collections and query files register the same way (kind ``"collection"``) and
 are read through :func:`evalkit.io.formats.collections.read_corpus` /
 :func:`~evalkit.io.formats.collections.read_queries`.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from evalkit.core.columns import KNOWN_HEADER
 from evalkit.core.errors import InputError, UsageError, shown
-from evalkit.io.textio import LoadedFile, load
+from evalkit.io.textio import LoadedFile
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,9 @@ class Format:
     # runs: the same run read against the gold it will be scored on, ``(loaded, qrels)``, its rows read only when
     # asked for (a DeferredRun of evalkit.io.prejudged), or None where ``read`` must read it
     read_against: Callable[..., object] | None = None
+    # headed tables: column names that mark this format's header, so that detection can say of a header holding one
+    # that it is not tab- or comma-separated
+    header_names: tuple[str, ...] = ()
 
 
 _REGISTRY: dict[str, Format] = {}
@@ -145,13 +147,15 @@ def detect(loaded: LoadedFile, kind: str, option: str = "--format") -> Format:
             what = "a gold/qrels file" if other == "qrels" else "a run"
             raise InputError(loaded.label, f"looks like {what} ({fmt.name}), not a {'run' if kind == 'run' else 'gold file'}")
     first = sample.first
-    if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in KNOWN_HEADER):
+    known = {name for fmt in formats("run") + formats("qrels") for name in fmt.header_names}
+    if len(sample.header("\t")) == 1 and len(sample.header(",")) == 1 and any(c in first.lower() for c in sorted(known)):
         raise InputError(loaded.label, f"header {shown(first.strip())} is not tab- or comma-separated", 1)
     names = ", ".join(f.name for f in formats(kind))
     raise InputError(loaded.label, f"cannot recognise the format (expected one of: {names}; force one with {option})", 1)
 
 
-def _resolve(loaded: LoadedFile, kind: str, fmt: str, option: str) -> Format:
+def resolve(loaded: LoadedFile, kind: str, fmt: str, option: str = "--format") -> Format:
+    """The format ``fmt`` names (``"auto"``: :func:`detect`'s), among formats of ``kind``; one line for an unknown name."""
     if fmt == "auto":
         return detect(loaded, kind, option)
     formats()
@@ -160,69 +164,6 @@ def _resolve(loaded: LoadedFile, kind: str, fmt: str, option: str) -> Format:
         names = ", ".join(f.name for f in formats(kind))
         raise UsageError(f"unknown {kind} format {fmt!r} (known: auto, {names})")
     return chosen
-
-
-def read_run(
-    path: str | os.PathLike, fmt: str = "auto", *, column: str | None = None, name: str | None = None, option: str = "--format",
-    against=None,
-):
-    """Read a run or submission file in any supported format into a :class:`~evalkit.data.Run`.
-
-    ``option`` is the command-line option that forces a format, named when detection fails. ``against``: the
-    :class:`~evalkit.data.Qrels` the run will be scored on, for a format that reads a run against its gold
-    (``read_against``: the same run, its rows read only when asked for).
-    """
-    streamed = None
-    if against is not None and fmt in ("auto", "trec-run"):  # a large run judged from its file (evalkit.io.streamed)
-        from evalkit.io.prejudged import DECLINED, read_streamed
-
-        streamed = read_streamed(str(path), against)
-    loaded = load(path) if streamed is None or streamed is DECLINED else streamed
-    chosen = _resolve(loaded, "run", fmt, option)
-    from dataclasses import replace
-
-    from evalkit.data import Source
-
-    judged = against is not None and chosen.read_against is not None and streamed is not DECLINED
-    run = chosen.read_against(loaded, against) if judged else None
-    general = run is None
-    if general:
-        run = chosen.read(loaded, column=column)
-    source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)  # the hash: when asked for
-    name = name or display_name(str(path))
-    return replace(run, name=name, source=source) if general else run.named(name, source)
-
-
-def read_qrels(path: str | os.PathLike, fmt: str = "auto"):
-    """Read a gold file in any supported format into a :class:`~evalkit.data.Qrels`; ``irds:<id>`` reads the judgments of
-    an ir_datasets dataset (:mod:`evalkit.io.datasets`) as TREC qrels."""
-    from dataclasses import replace
-
-    from evalkit.data import Source
-    from evalkit.io.datasets import dataset_name, is_dataset_id
-
-    if is_dataset_id(path):
-        name = dataset_name(str(path))
-        loaded, fmt = _dataset_judgments(name, fmt), "trec-qrels"
-    else:
-        loaded, name = load(path), display_name(str(path))
-    chosen = _resolve(loaded, "qrels", fmt, "--gold-format")
-    qrels = chosen.read(loaded)
-    source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)
-    return replace(qrels, name=name, source=source)
-
-
-def _dataset_judgments(name: str, fmt: str) -> LoadedFile:
-    """The judgments of ir_datasets' ``name`` as the TREC qrels lines a file would hold (read by the TREC qrels reader)."""
-    import hashlib
-
-    from evalkit.io.datasets import PREFIX, irds
-
-    label = PREFIX + name
-    if fmt not in ("auto", "trec-qrels"):
-        raise UsageError(f"{shown(label)}: the judgments of a dataset are read as trec-qrels, not {shown(fmt)} (drop --gold-format)")
-    raw = irds.qrels_lines(name)
-    return LoadedFile(label, raw, hashlib.sha256(raw).hexdigest())
 
 
 # registration order is sniffing order: most specific headers first (a judging sheet's header also names query_id and
@@ -236,4 +177,4 @@ def _register_collections() -> None:
     tables, then text formats by their first bytes."""
     from evalkit.io.formats import collection_binary, beir_jsonl, trec_sgml, smart, collection_table, id_text  # noqa: F401
 
-__all__ = ["Format", "Sample", "detect", "formats", "read_qrels", "read_run", "register"]
+__all__ = ["Format", "Sample", "detect", "formats", "register", "resolve"]

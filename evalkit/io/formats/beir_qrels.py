@@ -36,4 +36,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     return qrels
 
 
-FORMAT = register(Format("beir-qrels", "qrels", "BEIR qrels TSV with header query-id, corpus-id, score", sniff, read, read_rows))
+FORMAT = register(Format("beir-qrels", "qrels", "BEIR qrels TSV with header query-id, corpus-id, score", sniff, read, read_rows,
+                         header_names=("query-id", "corpus-id")))

@@ -79,4 +79,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     return Run.from_lists(lists)
 
 
-FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read, read_rows))
+FORMAT = register(Format("checkthat-list", "run", "query id + list literal of doc ids (CheckThat! 4b submission), TSV or CSV", sniff, read, read_rows,
+                         header_names=("post_id", "preds")))

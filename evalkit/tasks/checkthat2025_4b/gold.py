@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from evalkit.core.columns import CHECKTHAT_TWEET_TEXT
+from evalkit.tasks.checkthat2025_4b.columns import TWEET_TEXT
 from evalkit.data import Qrels
 from evalkit.core.errors import InputError, shown
 from evalkit.io.formats import Format, Sample, register
@@ -27,7 +27,7 @@ def read(loaded: LoadedFile, **_) -> Qrels:
 def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Qrels:
     id_col = find_column(header, ("post_id",), label, "query id")
     doc_col = find_column(header, ("cord_uid",), label, "gold document")
-    text_col = next((i for i, h in enumerate(header) if h.lower() in CHECKTHAT_TWEET_TEXT), None)
+    text_col = next((i for i, h in enumerate(header) if h.lower() in TWEET_TEXT), None)
     qids, docs, texts, first_line = [], [], {}, {}
     for line, fields in records:
         query, doc = fields[id_col].strip(), fields[doc_col].strip()
@@ -43,5 +43,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     return Qrels.from_rows(qids, docs, [1.0] * len(qids), texts=texts or None)
 
 
-FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read, read_rows),
-                  before="checkthat-list")
+FORMAT = register(Format("checkthat-gold", "qrels", "CheckThat! 4b gold: post_id, tweet_text, cord_uid", sniff, read, read_rows,
+                         header_names=("post_id", "cord_uid")), before="checkthat-list")

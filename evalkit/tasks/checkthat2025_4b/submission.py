@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from evalkit.core.columns import SUBMISSION_4B_QUERY_ID
+from evalkit.tasks.checkthat2025_4b.columns import SUBMISSION_QUERY_ID
 from evalkit.core.errors import listed, shown
 from evalkit.core.listparse import ListLiteralError, format_id_list, parse_id_list
 from evalkit.submission import Expectations, SubmissionFormat, register
@@ -36,7 +36,7 @@ def _locate_columns(header: list[str], first_row: list[str], line: int, problems
             return None
         list_col = lists[0]
         problems.error("header", f"the id lists are in column {shown(header[list_col])}; it must be named 'preds'", line)
-    id_col = next((lowered.index(c) for c in SUBMISSION_4B_QUERY_ID if c in lowered and lowered.index(c) != list_col), None)
+    id_col = next((lowered.index(c) for c in SUBMISSION_QUERY_ID if c in lowered and lowered.index(c) != list_col), None)
     if id_col is None:
         problems.error("header", "no 'post_id' column; the content cannot be checked", line)
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from evalkit.core.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_CLAIM_TEXT
+from evalkit.tasks.climatecheck2025.columns import ABSTRACT_ID, CLAIM_TEXT
 from evalkit.data import Qrels
 from evalkit.core.errors import InputError, shown
 from evalkit.io.formats import Format, Sample, register
@@ -30,9 +30,9 @@ def read(loaded: LoadedFile, **_) -> Qrels:
 
 def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Qrels:
     ccol = find_column(header, ("claim_id",), label, "claim id")
-    acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
+    acol = find_column(header, ABSTRACT_ID, label, "abstract id")
     lcol = find_column(header, ("annotation",), label, "annotation")
-    tcol = next((i for i, h in enumerate(header) if h.lower() in CLIMATECHECK_CLAIM_TEXT), None)
+    tcol = next((i for i, h in enumerate(header) if h.lower() in CLAIM_TEXT), None)
     claims, abstracts, labels, texts, lines = [], [], [], {}, []
     written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "annotation": []}
     for line, fields in records:
@@ -58,5 +58,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     return qrels
 
 
-FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read, read_rows),
-                  before="checkthat-list")
+FORMAT = register(Format("climatecheck-gold", "qrels", "ClimateCheck gold CSV: claim_id, abstract_id, annotation", sniff, read, read_rows,
+                         header_names=("claim_id", "abstract_id", "annotation")), before="checkthat-list")

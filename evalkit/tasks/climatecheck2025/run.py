@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from evalkit.core.columns import CLIMATECHECK_ABSTRACT_ID, CLIMATECHECK_LABEL
+from evalkit.tasks.climatecheck2025.columns import ABSTRACT_ID, LABEL
 from evalkit.data import Run
 from evalkit.core.errors import listed, shown
 from evalkit.io.formats import Format, Sample, register
@@ -26,7 +26,7 @@ OFFICIAL_LOWER = {label.lower() for label in LABELS}
 
 def sniff(sample: Sample) -> bool:
     columns = sample.columns()
-    return "claim_id" in columns and bool(columns & set(CLIMATECHECK_ABSTRACT_ID)) and "rank" in columns and "annotation" not in columns
+    return "claim_id" in columns and bool(columns & set(ABSTRACT_ID)) and "rank" in columns and "annotation" not in columns
 
 
 def _first(found: dict[str, int], what: str, limit: int = 3) -> str:
@@ -39,9 +39,9 @@ def read(loaded: LoadedFile, **_) -> Run:
 
 def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label: str, **_) -> Run:
     ccol = find_column(header, ("claim_id",), label, "claim id")
-    acol = find_column(header, CLIMATECHECK_ABSTRACT_ID, label, "abstract id")
+    acol = find_column(header, ABSTRACT_ID, label, "abstract id")
     rcol = find_column(header, ("rank",), label, "rank")
-    lcol = next((i for i, h in enumerate(header) if h.lower() in CLIMATECHECK_LABEL), None)
+    lcol = next((i for i, h in enumerate(header) if h.lower() in LABEL), None)
     written: dict[str, list[str]] = {"claim_id": [], "abstract_id": [], "rank": [], "_line": []}  # _line: each row's file line
     official_labels = lcol is not None and header[lcol] == "label"  # the scorer reads only a column named exactly so
     if official_labels:
@@ -106,5 +106,5 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     )
 
 
-FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, read_rows),
-                  before="checkthat-list")
+FORMAT = register(Format("climatecheck-run", "run", "ClimateCheck submission CSV: claim_id, abstract_id, rank[, label]", sniff, read, read_rows,
+                         header_names=("claim_id", "abstract_id")), before="checkthat-list")
