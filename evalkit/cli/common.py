@@ -23,6 +23,13 @@ GOLD_FORMAT_OPTION = click.option("--gold-format", default="auto", show_default=
 COLUMN_OPTION = click.option("--column", default=None, help="Name of the list column in list submissions (default: preds, or the one column holding lists).")
 
 
+def task_depths() -> str:
+    """Each task's ids per query in its official submission, from the task registry (``name N, ...``), for help texts."""
+    from evalkit.tasks import tasks
+
+    return ", ".join(f"{task.name} {task.submission_depth}" for task in tasks() if task.submission_depth)
+
+
 def warn(message: str) -> None:
     """One warning line; control characters of file names and ids shown escaped; cut and counted past 1,000 characters."""
     from evalkit.core.errors import bounded

@@ -5,7 +5,7 @@ import click
 
 from evalkit.io.transactions import announce
 
-from evalkit.cli.common import COLUMN_OPTION, DEPTH, FORCE_OPTION, RUN_FORMAT_OPTION, warn
+from evalkit.cli.common import COLUMN_OPTION, DEPTH, FORCE_OPTION, RUN_FORMAT_OPTION, task_depths, warn
 
 
 def _task_names() -> str:
@@ -23,13 +23,13 @@ def _task_names() -> str:
               help="Output: NAME.zip (the upload; official file inside, no folder) or a plain .tsv/.csv.")
 @click.option("--queries", default=None, type=click.Path(dir_okay=False),
               help="Query or gold file of the split: exactly these queries are written, in its order.")
-@click.option("--depth", type=DEPTH, default=None, help="Ids per query (default: the task's, 4b 5, ClimateCheck 10).")
+@click.option("--depth", type=DEPTH, default=None, help=f"Ids per query (default: the task's: {task_depths()}).")
 @click.option("--dedupe", is_flag=True, help="Drop repeated ids of a query (first position kept) before cutting to the depth.")
 @RUN_FORMAT_OPTION
 @COLUMN_OPTION
 @FORCE_OPTION
 def submit(run, task, out_path, queries, depth, dedupe, run_format, column, force):
-    """Convert RUN (TREC run, list TSV/CSV, ClimateCheck CSV, zip or gzip) into the official submission.
+    """Convert RUN (TREC run, list TSV/CSV, a task's own run format; zip or gzip) into the official submission.
 
     The result is checked like `evalkit validate` before anything is written;
     an invalid result is refused (exit 2). Written atomically, never over an

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import DEPTH, TASK_OPTION
+from evalkit.cli.common import DEPTH, TASK_OPTION, task_depths
 
 REFERENCE_HELP = "repeat it to give several splits (the split is then guessed from the query ids)"
 
@@ -23,9 +23,9 @@ REFERENCE_HELP = "repeat it to give several splits (the split is then guessed fr
     "collection_ids",
     multiple=True,
     type=click.Path(dir_okay=False),
-    help="Known document ids: gold files (4b: train + dev give the 7,718 collection ids), a corpus JSONL, a table or one id per line; repeatable.",
+    help="Known document ids: gold files (those of every split give the ids a collection holds), a corpus JSONL, a table or one id per line; repeatable.",
 )
-@click.option("--depth", type=DEPTH, default=None, help="Ids per query the submission must have (default: the task's, 4b 5, ClimateCheck 10).")
+@click.option("--depth", type=DEPTH, default=None, help=f"Ids per query the submission must have (default: the task's: {task_depths()}).")
 @click.option("--limit", type=int, default=20, show_default=True, help="Show at most this many problems of each kind (0: all); counts stay exact.")
 def validate(file, task, gold, queries, split, collection_ids, depth, limit):
     """Check FILE as an official submission for --task and report ALL problems.
