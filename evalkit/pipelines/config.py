@@ -267,7 +267,7 @@ def single_system_config(system: str, options: Mapping[str, Any], k: int = DEFAU
 
 # ----------------------------------------------------------------- engine
 ENGINES = ("local", "ray")
-ENGINE_KEYS = {"name": str, "address": str, "concurrency": int, "chunk_batches": int, "num_cpus": (int, float),
+ENGINE_KEYS: dict[str, type | tuple[type, ...]] = {"name": str, "address": str, "concurrency": int, "chunk_batches": int, "num_cpus": (int, float),
                "num_gpus": (int, float), "checkpoint": bool, "workers": int, "threads": int}
 LOCAL_KEYS = ("workers", "threads")  # the local engine's options; the others are Ray's
 

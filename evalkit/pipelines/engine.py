@@ -144,6 +144,7 @@ class Work:
     @property
     def owner(self) -> Any:
         """The object whose method does the work (what a distributed engine ships to its workers)."""
+        assert inspect.ismethod(self.call)  # __post_init__ refused anything else
         return self.call.__self__
 
     @property

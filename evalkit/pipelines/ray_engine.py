@@ -142,7 +142,7 @@ class RayEngine(UnitEngine):
 
         self._started = False
         if not ray.is_initialized():
-            quiet = {"include_dashboard": False, "log_to_driver": verbose(), "logging_level": "INFO" if verbose() else "ERROR"}
+            quiet: dict[str, Any] = {"include_dashboard": False, "log_to_driver": verbose(), "logging_level": "INFO" if verbose() else "ERROR"}
             try:
                 with native_stderr_silenced():
                     if options.address:

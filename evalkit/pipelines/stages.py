@@ -29,7 +29,7 @@ import inspect
 import math
 import numbers
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
@@ -341,6 +341,7 @@ def call_stage(method: Any, *args: Any, engine: Engine, **kwargs: Any) -> Any:
     """``method(*args, **kwargs)`` with the execution context ``engine`` passed on, as ``engine=``, when the method
     declares it (or takes ``**kwargs``): the one way stage calls hand over the engine, so plugins written
     before it was passed (``retrieve(corpus, queries, k)``, ``score_lists(candidates)``) keep working."""
+    parameters: Iterable[inspect.Parameter]
     try:
         parameters = inspect.signature(method).parameters.values()
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature

@@ -144,10 +144,10 @@ class WorkerPool:
             feed(worker)
         failure: BaseException | None = None
         while busy:
-            for connection in wait([self.connections[w] for w in busy]):
-                worker = self.connections.index(connection)
+            for ready in wait([self.connections[w] for w in busy]):
+                worker = self.connections.index(ready)
                 try:
-                    answer = connection.recv()
+                    answer = self.connections[worker].recv()
                 except (EOFError, OSError):
                     raise UsageError(f"{label}: a worker process of the local engine died (exit code "
                                      f"{self.processes[worker].exitcode}); rerun with --workers 1 to run in this process") from None
