@@ -77,7 +77,7 @@ def build_config(config: str, set_options: Sequence[str] = (), k: int | None = N
             raise UsageError(f"--depth: {config} is a retriever (its documents per query are --k); --depth is for rerankers and labelers")
         if input_run:
             options, stage_depth = split_stage_depth(cls, options, "--set")
-            stage = {"name": config, "system": config, "options": options}
+            stage: dict[str, Any] = {"name": config, "system": config, "options": options}
             if depth is not None or stage_depth is not None:
                 stage["depth"] = depth if depth is not None else stage_depth
             stages = [{"name": "input", "run": input_run, "format": input_format}, stage]
@@ -90,8 +90,8 @@ def build_config(config: str, set_options: Sequence[str] = (), k: int | None = N
         pipeline_config = load_config(config)
         for pair in set_options:
             stage_key, sep, value = pair.partition("=")
-            stage, dot, key = stage_key.partition(".")
-            spec = next((s for s in pipeline_config.stages if s.name == stage), None)
+            stage_name, dot, key = stage_key.partition(".")
+            spec = next((s for s in pipeline_config.stages if s.name == stage_name), None)
             if not sep or not dot or spec is None or spec.system is None:
                 raise UsageError(f"--set {pair!r}: with a config write STAGE.key=value (system stages: "
                                  f"{', '.join(s.name for s in pipeline_config.stages if s.system)})")
@@ -132,6 +132,7 @@ def read_inputs(corpus: str, queries: str, *, corpus_format: str = "auto", queri
     the_corpus = read_corpus(corpus, corpus_format, list(mapping), trust_pickle=trust_pickle)
     the_queries = read_queries(queries, queries_format, [m for m in mapping if not m.startswith("text=")] or None)
     if progress:
+        assert the_corpus.source is not None  # read_corpus records the file it read
         progress(f"corpus {corpus}: {len(the_corpus)} documents ({the_corpus.source.format}); queries {queries}: {len(the_queries)}")
     return the_corpus, the_queries
 
@@ -194,7 +195,7 @@ class PipelineResult:
 
         prepared = prepare_report(gold, list(stage_runs) if stage_runs is not None else list(self.stages.values()))
         this = StageTimings(self.timings, self.cpu_timings, self.wall_seconds, self.engine)
-        return save_markdown(prepared, out, force=force, appendix=timing_section(this, baseline_timings))
+        return save_markdown(prepared, Path(out), force=force, appendix=timing_section(this, baseline_timings))
 
     def save(self, out: str | os.PathLike, *, force: bool = False, task: str | None = None, command: str = "run") -> list[Path]:
         """Write the run as TREC to ``out`` with ``OUT.manifest.json`` (and ``OUT.labels.tsv`` for a labeler's verdicts)."""

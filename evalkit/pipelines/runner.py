@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, cast
 
 from evalkit.data.corpus import Corpus, Queries
 from evalkit.data import Qrels, Run
 from evalkit.core.errors import UsageError
 from evalkit.pipelines.config import PipelineConfig, StageSpec, _where
 from evalkit.pipelines.engine import LOCAL, Engine
-from evalkit.pipelines.stages import System, call_stage
+from evalkit.pipelines.stages import Labeler, Reranker, Retriever, System, call_stage
 
 # ----------------------------------------------------------------- running
 Progress = Callable[[str], None]
@@ -45,6 +45,7 @@ class Pipeline:
                 option = (format_options or {}).get(spec.name, f"format = ... in stage {spec.name!r}")
                 self.file_runs[spec.name] = read_run(str(spec.run), spec.format, option=option)
                 continue
+            assert spec.system is not None  # parse_config: a stage that is neither a fusion nor a run file names its system
             cls = get_system_class(spec.system)  # unknown system -> UsageError
             label = f"{_where(config.path)}stage {spec.name!r}"
             check_option_values(cls, spec.options, label)
@@ -80,12 +81,15 @@ class Pipeline:
             return fuse([runs[n] for n in spec.fuse or []], spec.method, spec.norm, weights=spec.weights,
                         params=spec.params or None, depth=spec.depth, name=spec.name)
         system = self.systems[spec.name]
+        # the registry admits only stage classes: a system's kind says which of Retriever, Reranker, Labeler it is
         if system.kind == "retriever":
-            run = call_stage(system.retrieve, corpus, queries, k=int(spec.k), engine=engine)
+            run = call_stage(cast(Retriever, system).retrieve, corpus, queries, k=int(spec.k), engine=engine)
         else:  # a stage without depth leaves the system's own default (its depth option)
             depth = {"depth": int(spec.depth)} if spec.depth else {}
-            call = system.rerank if system.kind == "reranker" else system.label
-            run = call_stage(call, corpus, queries, runs[self._input_of(spec)], engine=engine, **depth)
+            call = cast(Reranker, system).rerank if system.kind == "reranker" else cast(Labeler, system).label
+            source = self._input_of(spec)
+            assert source is not None  # __init__ refused a reranker or labeler without an input stage
+            run = call_stage(call, corpus, queries, runs[source], engine=engine, **depth)
         return run.with_name(spec.name)
 
     @contextlib.contextmanager
