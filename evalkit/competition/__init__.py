@@ -23,7 +23,7 @@ submission rules, applied by it), :mod:`.results_page`,
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.competition.bundle import BundleResult
@@ -77,7 +77,7 @@ def make_bundle(
     name = get_task(task).name
     scoring_fields = {f.name for f in fields(ScoringOptions)} - {"task"}
     chosen_scoring = ScoringOptions.of(scoring, task=name, **{k: options.pop(k) for k in list(options) if k in scoring_fields})
-    limits = {k: v for k, v in (("max_submissions_per_day", max_submissions_per_day), ("max_submissions", max_submissions),
+    limits: dict[str, Any] = {k: v for k, v in (("max_submissions_per_day", max_submissions_per_day), ("max_submissions", max_submissions),
                                 ("execution_time_limit", execution_time_limit)) if v is not None}
     chosen = phase_settings(name, list(phases), starts=starts, ends=ends, detailed=detailed, **limits)
     terms_text = None

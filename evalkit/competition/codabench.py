@@ -15,7 +15,7 @@ import decimal
 import math
 import posixpath
 import re
-from typing import Any
+from typing import Any, Callable
 
 # ---------------------------------------------------------------- the bundle (unpacker, models, serializers)
 YAML_NAME = "competition.yaml"  # at the zip root (unpack_competition)
@@ -154,4 +154,5 @@ def column_value(scores: list[float], computation: str) -> float:
     """A computed column (``Column.compute``): avg, sum, min or max of the scores of its computation_indexes."""
     if computation == "avg":
         return sum(scores) / len(scores)
-    return {"sum": sum, "min": min, "max": max}[computation](scores)
+    aggregates: dict[str, Callable[[list[float]], float]] = {"sum": sum, "min": min, "max": max}
+    return aggregates[computation](scores)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeGuard
 
 from evalkit.competition import codabench
 from evalkit.competition.archive import Archive
@@ -101,7 +101,7 @@ def mapping_items(bundle: Bundle, key: str, rule_id: str | None = None) -> list[
     return items
 
 
-def is_int(value: Any, minimum: int | None = 0) -> bool:
+def is_int(value: Any, minimum: int | None = 0) -> TypeGuard[int | str]:
     """An integer as a Django integer field takes it (a YAML int, or its text); never a bool."""
     if isinstance(value, bool):
         return False

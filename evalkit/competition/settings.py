@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import asdict, dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TypeVar
 
 from evalkit.competition import codabench
 from evalkit.competition.results_page import DETAIL_MODES
@@ -24,6 +24,8 @@ PUBLIC_GOLD_PHASES = ("dev", "train", "practice", "valid")  # a phase whose name
 DEFAULT_PHASE_DAYS = 28
 DEFAULT_TIME_LIMIT = 300  # seconds; evalkit scores a 4b submission in about a second
 DEFAULT_MAX_SUBMISSION = 256 << 20  # bytes a submission may hold or expand to
+
+T = TypeVar("T")
 
 
 def preset_of(task_name: str):
@@ -93,7 +95,7 @@ def _date(value, what: str) -> _dt.datetime:
     return parsed
 
 
-def _by_phase(values: Mapping[str, object] | None, names: Sequence[str], what: str) -> dict[str, object]:
+def _by_phase(values: Mapping[str, T] | None, names: Sequence[str], what: str) -> dict[str, T]:
     values = dict(values or {})
     unknown = [n for n in values if n not in names]
     if unknown:
@@ -110,7 +112,7 @@ def phase_settings(
     detailed: Mapping[str, str] | None = None,
     descriptions: Mapping[str, str] | None = None,
     today: _dt.date | None = None,
-    **limits,
+    **limits: int,
 ) -> tuple[PhaseSettings, ...]:
     """The phases in order with their dates (given, or consecutive four-week phases from today, the last open-ended)."""
     if not phases:
@@ -125,7 +127,7 @@ def phase_settings(
     detailed, descriptions = _by_phase(detailed, names, "--detailed"), _by_phase(descriptions, names, "a description")
     preset = preset_of(task_name)
     today = today or _dt.datetime.now(_dt.timezone.utc).date()
-    result = []
+    result: list[PhaseSettings] = []
     previous_end: _dt.datetime | None = None
     for position, (name, gold) in enumerate(phases):
         last = position == len(phases) - 1
@@ -135,6 +137,7 @@ def phase_settings(
             start = previous_end + _dt.timedelta(seconds=1)
         else:
             start = _dt.datetime.combine(today, _dt.time())
+        end: _dt.datetime | None
         if name in ends:
             end = _date(ends[name], f"--end {name}")
         else:
