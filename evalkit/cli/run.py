@@ -169,7 +169,7 @@ def _score_and_report(result, gold, stage_runs: list, report_path: str | None, f
     scored = score_run(result.run, gold)
     for message in scored.warnings:
         warn(message)
-    click.echo(render.RENDERERS["table"](scored.task_score))
+    click.echo(render.as_table(scored.task_score))  # RENDERERS["table"]
     if report_path:
         written = result.write_report(gold, report_path, stage_runs=stage_runs, force=force, baseline_timings=baseline_timings)
         announce(f"wrote {report_path} ({', '.join(p.name for p in written.figures)})")

@@ -71,11 +71,13 @@ class Result:
     def status(self, tolerance: float) -> str:
         if self.error is not None:
             return "error"
+        assert self.now is not None  # a result holds an error or a score (BaselineChecker.measure)
         if not math.isfinite(self.now):
             return "error"  # NaN compares false both ways: it must not read as "ok"
-        if self.delta < -tolerance:
+        delta = self.now - self.entry.expected  # self.delta, a number here
+        if delta < -tolerance:
             return "DROPPED"
-        return "improved" if self.delta > tolerance else "ok"
+        return "improved" if delta > tolerance else "ok"
 
 
 @dataclass

@@ -110,7 +110,8 @@ def check(data: Any, path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise InputError(path, "not an evalkit baseline (expected an object with an 'entries' list)")
     top = _checked({**TOP_FIELDS, "entries": list}, data, path, "")
-    entries, seen = [], {}
+    entries: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], int] = {}  # (task, gold, run, metric) -> the entry's number
     for number, item in enumerate(data["entries"], start=1):
         lacking = [k for k in REQUIRED if not isinstance(item, dict) or k not in item]
         if lacking:
