@@ -40,7 +40,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import AbstractSet, Callable, Iterable, Iterator
 
 from evalkit.core.digest import sha256_of_file
 from evalkit.core.errors import EvalkitError, UsageError
@@ -175,7 +175,9 @@ class Transaction:
     cleaned: set[str] = field(default_factory=set)
     announcements: list[str] = field(default_factory=list)  # printed to stderr once the outputs are committed
 
-    def plan(self, targets: Iterable[Path], force: bool, inputs: set[str] = frozenset(), input_files=frozenset()) -> None:
+    def plan(
+        self, targets: Iterable[Path], force: bool, inputs: AbstractSet[str] = frozenset(), input_files: AbstractSet[tuple[int, int]] = frozenset()
+    ) -> None:
         for target in targets:
             self.planned[os.path.realpath(target)] = force
         self.inputs |= set(inputs)
@@ -204,8 +206,9 @@ class Transaction:
                 item = self.staged[key] = _Staged(target, None, force, fd=unnamed)
                 fd = os.dup(unnamed)  # the handle closes its own; the unnamed file stays open until the commit
             else:
-                item = self.staged[key] = _Staged(target, _temporary_name(target, "tmp"), force)
-                fd = os.open(item.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                temporary = _temporary_name(target, "tmp")
+                item = self.staged[key] = _Staged(target, temporary, force)
+                fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(payload)
                 handle.flush()
@@ -213,6 +216,7 @@ class Transaction:
             if item.fd is not None:
                 os.fchmod(item.fd, 0o644)
             else:
+                assert item.temporary is not None  # a staged file without an fd is a named temporary
                 os.chmod(item.temporary, 0o644)
         except OSError as exc:
             raise write_error(target, exc) from None
@@ -226,6 +230,7 @@ class Transaction:
                 with open(f"/proc/self/fd/{item.fd}", "rb") as handle:
                     out[item.target] = sha256_of_file(handle)[0]
             else:
+                assert item.temporary is not None  # a staged file without an fd is a named temporary
                 with open(item.temporary, "rb") as handle:
                     out[item.target] = sha256_of_file(handle)[0]
         return out
@@ -233,6 +238,7 @@ class Transaction:
     def _place(self, item: _Staged) -> None:
         """Put ``item``'s temporary at its target: a rename, or a link of the unnamed file (to a named one first when it replaces)."""
         if item.fd is None:
+            assert item.temporary is not None  # a staged file without an fd is a named temporary
             os.replace(item.temporary, item.target)
             return
         if not item.existed:
