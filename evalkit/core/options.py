@@ -29,7 +29,7 @@ def whole_number(value: Any, what: str, low: int, high: int) -> int:
     """``value`` as an int from ``low`` to ``high``, else one line (booleans, floats and text are refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise UsageError(f"{what} must be a whole number (got {_shown(value)})")
-    if not low <= value <= high:
+    if not low <= value <= high:  # type: ignore[operator]  # typeshed's numbers.Integral declares no comparison with int
         raise UsageError(f"{what} must be from {low:,} to {high:,} (got {_shown(value)})")
     return int(value)
 
