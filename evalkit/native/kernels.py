@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 try:
     from evalkit.native import _native as native
 except ImportError:  # built without a C compiler: the pure-Python twins
-    native = None
+    native = None  # type: ignore[assignment]  # mypy cannot type a module-or-None name; every use checks for None
 
 COMPILED = native is not None
 SEED = int.from_bytes(os.urandom(8), "little")  # the id tables' hash seed, per process as Python's own str hashing (codes never depend on it)
