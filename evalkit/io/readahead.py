@@ -195,6 +195,7 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
 
     def read_gold_table() -> None:
         try:
+            assert the_gold is not None and the_gold.data is not None  # called for a gold whose bytes are in
             gold_table.append(_gold_table(the_gold.data))
         except Exception:  # noqa: BLE001 (a hint only, as below)
             pass
@@ -203,6 +204,7 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
         """The gold's table for a run: read on its own thread (waited for), or now; ``None`` where it is none."""
         if gold_reader is not None:
             gold_reader.join()
+        assert the_gold is not None  # asked for by a run read against a gold only
         if not gold_table and the_gold.data is not None:
             gold_table.append(_gold_table(the_gold.data))
         return gold_table[0] if gold_table else None
@@ -235,6 +237,7 @@ def start(paths: list[str], limit: int, gold: int | None = None, hash_large: boo
                     continue
                 if ahead.taken:  # a reader already past its file parses it itself
                     continue
+                assert ahead.data is not None  # a large file not streamed is one whose bytes are in
                 if the_gold is None:
                     _parse(ahead.data)
                 elif ahead is the_gold:  # its table kept for the runs
