@@ -119,6 +119,7 @@ def read_judged(loaded: LoadedFile, qrels: Qrels, reread: Callable[[], Run], *, 
     query_ids, doc_ids = qrels.query_ids.tolist(), qrels.doc_ids.tolist()
     if isinstance(loaded, StreamedFile):
         streamed = loaded.streamed
+        assert streamed.found is not None  # a StreamedFile is made of a judged file only (declined: DECLINED)
         same = kernels.same_gold(streamed.gold, query_ids, qrels.qidx, qrels.didx, doc_ids)
         found = kernels.judged_arrays(streamed.found) if same else None
     else:  # declined on a NUL byte too (judge_run.c): numpy's str arrays drop trailing NULs, the general reader decides
@@ -140,6 +141,8 @@ class StreamedFile(LoadedFile):
     """A TREC run judged from its file (:mod:`evalkit.io.streamed`): its first and last bytes held, its whole bytes
     read when first asked for (its rows, its sha256), and only while the file is the one judged (else one line:
     it changed while evalkit read it). Plain ASCII with LF line ends: its bytes are the file's as stored."""
+
+    streamed: Streamed  # what judging its file found (set in __init__; an annotation only, not a dataclass field)
 
     def __init__(self, path: str, streamed: Streamed) -> None:
         object.__setattr__(self, "path", path)

@@ -44,7 +44,7 @@ class Streamed(NamedTuple):
     key: tuple[int, ...]
     head: bytes
     tail: bytes
-    found: tuple
+    found: tuple | None  # None: declined
     gold: tuple
 
 
