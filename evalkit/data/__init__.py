@@ -30,6 +30,7 @@ class Source:
     path: str
     format: str
     member: str | None
+    _sha256: "str | PendingDigest"  # the hash, or what gives it (taken by ``sha256``)
 
     def __init__(self, path: str, format: str, sha256: "str | PendingDigest" = "", member: str | None = None) -> None:
         for name, value in (("path", path), ("format", format), ("member", member), ("_sha256", sha256)):

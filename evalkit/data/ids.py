@@ -16,7 +16,7 @@ byte-wise equality.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable
+from typing import Hashable, Iterable
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from evalkit.native import kernels
 
 
 
-def factorize(values: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+def factorize(values: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64) and unique values (object array) in first-seen order.
 
     ``dict.fromkeys`` keeps first-seen order and a ``map`` over a dict lookup

@@ -20,6 +20,7 @@ RANKING_RULE (printed with every result):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -195,6 +196,10 @@ def rank_run(run) -> RankedRun:
             order = np.lexsort((dkey, -run.scores, qidx))
     identity = order is None or bool(len(order) == 0 or (order[0] == 0 and np.all(order[1:] > order[:-1])))
 
+    @overload
+    def reordered(values: np.ndarray, constant_in_ties: bool = ...) -> np.ndarray: ...
+    @overload
+    def reordered(values: None, constant_in_ties: bool = ...) -> None: ...
     def reordered(values: np.ndarray | None, constant_in_ties: bool = False) -> np.ndarray | None:
         """``values`` in ranked order; the input arrays themselves when already ranked (no copies of millions of rows)."""
         if values is None:
