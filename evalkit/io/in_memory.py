@@ -120,6 +120,7 @@ def _has_lists(sample: Sample, column: str | None) -> bool:
 
 
 def _read_rows(fmt: Format, frame, label: str, **options):
+    assert fmt.read_rows is not None  # a format of layout_of: one that reads headed rows
     try:
         return fmt.read_rows(_header(frame), _records(frame, label), label, **options)
     except InputError as exc:  # the reader counts rows as lines: say rows
@@ -212,7 +213,8 @@ def check_built(item: Run | Qrels, label: str) -> None:
 
 def _ids(mapping: Mapping, what: str, label: str, clash: str = "") -> list[tuple[str, Any]]:
     """``(id as text, value)`` per key; two keys that are one id as text (``1`` and ``"1"``) are refused (``clash``: why)."""
-    out, first = [], {}
+    out: list[tuple[str, Any]] = []
+    first: dict[str, Any] = {}  # id as text -> the key it was written as
     for key, value in mapping.items():
         try:
             text = identifier(key, what)

@@ -41,6 +41,7 @@ from evalkit.data import Qrels, Run, Source
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from evalkit.io.prejudged import DeferredRun
     from evalkit.io.textio import LoadedFile
 
 RunLike = Union[str, os.PathLike, Run, "pd.DataFrame", Mapping[str, Any]]
@@ -66,7 +67,7 @@ def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | Non
         raise UsageError(f"unknown way to read a run: {', '.join(sorted(unknown))} (known: {', '.join(RUN_WAYS)})")
     judged = against is not None
     loaded = None
-    if judged and JUDGED_FROM_FILE in ways and format in ("auto", "trec-run"):
+    if against is not None and JUDGED_FROM_FILE in ways and format in ("auto", "trec-run"):  # (judged)
         loaded, judged = _judged_from_file(str(path), against)
     if loaded is None:
         loaded = load(path)
@@ -74,7 +75,7 @@ def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | Non
     name = name or display_name(str(path))
     source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)  # the hash: when asked for
     if judged and chosen.read_against is not None and (JUDGED_FROM_BYTES in ways or _streamed(loaded)):
-        run = chosen.read_against(loaded, against)
+        run: DeferredRun | None = chosen.read_against(loaded, against)  # a DeferredRun, or None where read must read it
         if run is not None:
             return run.named(name, source)
     return replace(chosen.read(loaded, column=column), name=name, source=source)
@@ -157,7 +158,7 @@ def input_entry(role: str, item: Run | Qrels) -> dict[str, Any]:
     digest = hashlib.sha256()
     for array in (item.query_ids, item.doc_ids):
         digest.update("\x00".join(map(str, array.tolist())).encode("utf-8"))
-    for array in (item.qidx, item.didx, getattr(item, "scores", None), getattr(item, "grades", None)):
-        if array is not None:
-            digest.update(array.tobytes())
+    for values in (item.qidx, item.didx, getattr(item, "scores", None), getattr(item, "grades", None)):
+        if values is not None:
+            digest.update(values.tobytes())
     return {"role": role, "path": None, "format": "in-memory", "sha256": digest.hexdigest()}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Literal, overload
 
 from evalkit.core.errors import InputError, UsageError, shown
 from evalkit.io.textio import LoadedFile
@@ -55,13 +55,13 @@ class Format:
     kind: str  # "run", "qrels" or "collection"
     description: str
     sniff: Callable[..., bool]  # a Sample for runs and gold files, a collections.Probe for collections
-    read: Callable[..., object]
+    read: Callable[..., Any]  # a Run, a Qrels or a collection's records, by kind
     # headed tables: the same reading from rows already split, ``(header, records, label, **options)`` with
     # records ``(line, fields)`` as :func:`~evalkit.io.formats.tables.read_delimited` yields (a DataFrame's rows)
-    read_rows: Callable[..., object] | None = None
+    read_rows: Callable[..., Any] | None = None
     # runs: the same run read against the gold it will be scored on, ``(loaded, qrels)``, its rows read only when
     # asked for (a DeferredRun of evalkit.io.prejudged), or None where ``read`` must read it
-    read_against: Callable[..., object] | None = None
+    read_against: Callable[..., Any] | None = None
     # headed tables: column names that mark this format's header, so that detection can say of a header holding one
     # that it is not tab- or comma-separated
     header_names: tuple[str, ...] = ()
@@ -108,9 +108,14 @@ def sample_of(loaded: LoadedFile, n: int = 6) -> Sample:
     return _sample(data, n, whole) or _sample(loaded.data, n, True)
 
 
+@overload
+def _sample(data: bytes, n: int, whole: Literal[True]) -> Sample: ...
+@overload
+def _sample(data: bytes, n: int, whole: bool) -> Sample | None: ...
 def _sample(data: bytes, n: int, whole: bool) -> Sample | None:
     """:func:`sample_of` on ``data``; ``None`` where its lines run past its end and it is not the whole file."""
-    lines, position = [], 0
+    lines: list[str] = []
+    position = 0
     while len(lines) < n:
         found = _DATA_LINE.search(data, position)
         end = -1 if found is None else data.find(b"\n", found.start())

@@ -96,7 +96,7 @@ def canonical(record: Mapping[str, object], mapping: Mapping[str, str], label: s
     """Rename the columns of one record to evalkit's field names (``_id``, ``title``, ``text``, ...)."""
     out: dict[str, str] = {}
     keys = {k.strip().lower(): k for k in record}
-    aliases = COLLECTION_QUERY_ID if mapping.get("__kind__") == "query" else COLLECTION_DOC_ID
+    aliases: tuple[str, ...] = COLLECTION_QUERY_ID if mapping.get("__kind__") == "query" else COLLECTION_DOC_ID
     id_key = mapping.get("id") or next((keys[a] for a in aliases if a in keys), None)
     if id_key is None or id_key not in record:
         raise InputError(label, f"no id column (expected one of {', '.join(aliases)}, or map one with id=COLUMN)", line)

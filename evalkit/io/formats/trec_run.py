@@ -116,6 +116,7 @@ def labels_tsv(run: Run) -> str:
     ranked = run.ranked()
     rows = ["query_id\tdoc_id\trank\tlabel"]
     for q, d, r, row in zip(ranked.qidx.tolist(), ranked.didx.tolist(), ranked.rank.tolist(), ranked.row.tolist()):
+        assert run.labels is not None  # a labeler's run: its callers write this file only where it has labels
         label = run.labels[row]
         if label is not None and label == label and str(label):
             rows.append(f"{run.query_ids[q]}\t{run.doc_ids[d]}\t{r}\t{label}")
