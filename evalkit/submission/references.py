@@ -170,7 +170,7 @@ def resolve_split(
         raise UsageError(f"--split {declared!r} is not one of the given query sets ({', '.join(by_name)})")
     named = split_in_name(path)
     if declared is not None:
-        expected = by_name[declared]
+        expected: Split | None = by_name[declared]
         if guess is not None and guess is not expected:
             problems.error("wrong split", f"its query ids are the {guess.name} split ({problems.facts['overlap']}), not {declared} as declared")
     elif len(candidates) == 1:

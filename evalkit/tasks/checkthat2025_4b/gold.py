@@ -28,7 +28,10 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
     id_col = find_column(header, ("post_id",), label, "query id")
     doc_col = find_column(header, ("cord_uid",), label, "gold document")
     text_col = next((i for i, h in enumerate(header) if h.lower() in TWEET_TEXT), None)
-    qids, docs, texts, first_line = [], [], {}, {}
+    qids: list[str] = []
+    docs: list[str] = []
+    texts: dict[str, str] = {}
+    first_line: dict[str, int] = {}  # post id -> the line it is first on
     for line, fields in records:
         query, doc = fields[id_col].strip(), fields[doc_col].strip()
         if not query or not doc:

@@ -58,6 +58,7 @@ def read_rows(header: list[str], records: Iterable[tuple[int, list[str]]], label
         written["abstract_id"].append(fields[acol])
         written["rank"].append(fields[rcol])
         if official_labels:
+            assert lcol is not None  # official_labels: a label column was found
             written["label"].append(fields[lcol])
         claim, abstract = fields[ccol].strip(), fields[acol].strip()
         if not claim:  # no official measure reads a row without a claim

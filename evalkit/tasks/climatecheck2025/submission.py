@@ -108,8 +108,8 @@ def claim_order(claims: Sequence[str]) -> list[str]:
     return sorted(claims, key=lambda c: (natural_key(c), c))
 
 
-def official_label(label: str, claim: str, abstract: str) -> str:
-    """The official spelling of ``label`` (``NEI`` -> ``Not Enough Information``); unknown labels are refused."""
+def official_label(label: str | None, claim: str, abstract: str) -> str:
+    """The official spelling of ``label`` (``NEI`` -> ``Not Enough Information``); unknown labels (``None`` too) are refused."""
     canonical = normalize_label(str(label))
     if canonical is None:
         from evalkit.core.errors import UsageError
