@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 from evalkit._version import DISTRIBUTION
 from evalkit.core.entry_points import EntryPoint, entry_points
 from evalkit.core.errors import UsageError
-from evalkit.pipelines.stages import STAGE_KINDS, Labeler, Reranker, System, option_fields
+from evalkit.pipelines.stages import Labeler, Reranker, Retriever, System, option_fields
 
 ENTRY_POINT_GROUP = "evalkit.systems"
 _REGISTRY: dict[str, type[System]] = {}
@@ -39,15 +39,21 @@ def _who(cls: Any) -> str:
     return getattr(cls, "name", None) or getattr(cls, "__qualname__", None) or repr(cls)
 
 
+STAGE_CLASSES: dict[str, type[System]] = {"retriever": Retriever, "reranker": Reranker, "labeler": Labeler}
+
+
 def _is_stage(cls: Any) -> bool:
-    return isinstance(cls, type) and issubclass(cls, System) and getattr(cls, "kind", None) in STAGE_KINDS
+    """A class of one of the stage contracts, whose ``kind`` is that contract's (a bare System subclass claiming a stage
+    kind would register and then fail when run)."""
+    contract = STAGE_CLASSES.get(getattr(cls, "kind", None) or "") if isinstance(cls, type) else None
+    return contract is not None and issubclass(cls, contract)
 
 
 def register_system(cls: type[System]) -> type[System]:
     """Class decorator: make ``cls`` available under ``cls.name``."""
     if not getattr(cls, "name", None) or not _is_stage(cls):
         raise UsageError(f"system class {_who(cls)} needs a `name` and must subclass Retriever, Reranker or Labeler "
-                         f"(kind one of {', '.join(STAGE_KINDS)})")
+                         f"(kind one of {', '.join(STAGE_CLASSES)})")
     option_fields(cls)
     _REGISTRY[cls.name] = cls
     return cls

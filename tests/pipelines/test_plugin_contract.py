@@ -17,7 +17,7 @@ from evalkit.data import Run
 from evalkit.core.errors import UsageError
 from evalkit.pipelines.runner import Pipeline
 from evalkit.pipelines.config import parse_config
-from evalkit.pipelines.stages import DEFAULT_LABEL_DEPTH, DEFAULT_RERANK_DEPTH, Candidates, Engine, Labeler, Reranker, merge_reranked
+from evalkit.pipelines.stages import DEFAULT_LABEL_DEPTH, DEFAULT_RERANK_DEPTH, Candidates, Engine, Labeler, Reranker, merge_reranked, System
 
 PLUGIN = '''
 from evalkit.pipelines.stages import Labeler, Reranker
@@ -242,6 +242,17 @@ def test_register_without_name_or_kind_is_one_line():
     class NoKind:
         name = "no-kind"
 
+    class ClaimsAKind(System):  # a stage kind without the stage's contract (no retrieve): refused, not run and failed
+        name = "claims-a-kind"
+        kind = "retriever"
+
+    class OtherContract(Reranker):  # a reranker saying it is a retriever
+        name = "other-contract"
+        kind = "retriever"
+
+        def score(self, query, texts):
+            return [0.0] * len(texts)
+
     @dataclasses.dataclass
     class Fine:
         x: int = 1
@@ -251,6 +262,8 @@ def test_register_without_name_or_kind_is_one_line():
         Options = dict
 
     for cls, message in [(NoName, "NoName needs a `name`"), (NoKind, "no-kind needs a `name` and must subclass"),
+                         (ClaimsAKind, "claims-a-kind needs a `name` and must subclass"),
+                         (OtherContract, "other-contract needs a `name` and must subclass"),
                          (BadOptions, "bad-options: Options must be a dataclass")]:
         with pytest.raises(UsageError, match=message):
             registry.register_system(cls)
