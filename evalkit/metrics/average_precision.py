@@ -1,11 +1,13 @@
 """(Mean) average precision, optionally cut at k."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from evalkit.metrics import register
 from evalkit.metrics.base import Judged, Metric, safe_divide
-from evalkit.metrics.parameters import RANK_CUTOFF, REL
+from evalkit.metrics.parameters import RANK_CUTOFF, REL, Param
 
 
 @register
@@ -20,13 +22,14 @@ class MAP(Metric):
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
+    # Metric's declared types, so that GMAP's own values fit
     name = "MAP"
-    aliases = ("ap", "map", "average_precision", "map_avgjg")
-    cutoff_aliases = ("map_cut",)
-    trec = ("map", "map_cut_")
-    ir_measures = ("AP", "AP@k")
-    ranx = ("map", "map@k")
-    parameters = (RANK_CUTOFF, REL)
+    aliases: ClassVar[tuple[str, ...]] = ("ap", "map", "average_precision", "map_avgjg")
+    cutoff_aliases: ClassVar[tuple[str, ...]] = ("map_cut",)
+    trec: ClassVar[tuple[str | None, str | None]] = ("map", "map_cut_")
+    ir_measures: ClassVar[tuple[str, ...]] = ("AP", "AP@k")
+    ranx: ClassVar[tuple[str, ...]] = ("map", "map@k")
+    parameters: ClassVar[tuple[Param, ...]] = (RANK_CUTOFF, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
         relevant = judged.relevant

@@ -1,6 +1,8 @@
 """Bpref as trec_eval defines it."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from evalkit.metrics import register
@@ -33,11 +35,12 @@ class Bpref(Metric):
     the run scores 0 under ``--missing zero`` and is left out under ``skip``.
     """
 
+    # Metric's declared types, so that GMBpref's own values fit
     name = "Bpref"
-    aliases = ("bpref",)
-    trec = ("bpref", None)
-    ir_measures = ("Bpref",)
-    ranx = ("bpref",)
+    aliases: ClassVar[tuple[str, ...]] = ("bpref",)
+    trec: ClassVar[tuple[str | None, str | None]] = ("bpref", None)
+    ir_measures: ClassVar[tuple[str, ...]] = ("Bpref",)
+    ranx: ClassVar[tuple[str, ...]] = ("bpref",)
     cutoff = "none"
     parameters = (REL,)
 

@@ -12,7 +12,7 @@ from evalkit.metrics.ranked_lists import ranked_lists
 from evalkit.metrics.parameters import GAIN
 
 
-def dcg_pair(metric: GainParams, judged: Judged, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def dcg_pair(metric: GainParams, judged: Judged, k: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per query: (DCG of the run, DCG of the ideal ranking) under the metric's gain table, as trec_eval's ``ndcg`` adds them.
 
     DCG = sum over positions i (0-based) of gain_i / log2(i + 2); the ideal

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from evalkit.core.errors import UsageError
 from evalkit.metrics.ranked_lists import NONPOOL, UNJUDGED, RankedList, level_counts
@@ -124,7 +125,8 @@ def ideal_walk(table: list[GainLevel]) -> list[float]:
 class GainParams:
     """Mixin for metrics with trec_eval's ``level=gain`` parameters (``spec_kind = "pairs"``)."""
 
-    spec_kind = "pairs"
+    name: ClassVar[str]  # declared here for the type checker; set by the metric class (evalkit.metrics.base.Metric)
+    spec_kind: ClassVar[str | None] = "pairs"  # the type of Metric.spec_kind, which this overrides
     pairs: list[tuple[str, float]] = []
 
     pair_names: tuple[str, ...] = ()  # names besides levels (rbp: p)

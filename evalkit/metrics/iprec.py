@@ -94,6 +94,7 @@ class IPrec(Metric):
     parameters = (RECALL_LEVEL, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
+        assert self.k is not None  # cutoff = "required": parse_metric refuses IPrec without one
         return interpolated_precision(judged, float(self.k))
 
 

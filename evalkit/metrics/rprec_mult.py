@@ -26,6 +26,7 @@ class RPrecMult(Metric):
     parameters = (R_MULTIPLE, REL)
 
     def per_query(self, judged: Judged) -> np.ndarray:
+        assert self.k is not None  # cutoff = "required": parse_metric refuses Rprec_mult without one
         k = (float(self.k) * judged.num_rel + 0.9).astype(np.int64)  # C's (long) (x * R + 0.9)
         hits = judged.per_query_count(judged.relevant & (judged.rank <= k[judged.qpos]))
         out = np.zeros(judged.n_queries)
