@@ -56,7 +56,9 @@ class TwoWayAnova:
 
     @property
     def residual_variance(self) -> float:
-        return float(self.row("residual").ms)
+        mean_square = self.row("residual").ms
+        assert mean_square is not None  # only the total row has no mean square
+        return float(mean_square)
 
     @property
     def df_residual(self) -> int:

@@ -101,7 +101,7 @@ def _percentile_cis(
     """scipy.stats.bootstrap's percentile / basic interval for each sample of length ``n``, one set of draws."""
     rng = np.random.default_rng(seed)
     size = _batch(resamples, n)
-    theta = [[] for _ in samples]
+    theta: list[list[np.ndarray]] = [[] for _ in samples]  # per sample: the resample means of each batch
     for start in range(0, resamples, size):
         index = rng.integers(0, n, (min(size, resamples - start), n))  # scipy's rng_integers(rng, 0, n, (b, n))
         for k, sample in enumerate(samples):

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
-
 import numpy as np
+import numpy.typing as npt
 
 CORRECTIONS = {
     "holm": "Holm step-down (controls the family-wise error rate)",
@@ -16,7 +15,7 @@ CORRECTIONS = {
 FAMILYWISE = ("holm", "bonferroni")  # the corrections whose rejections hold jointly (simultaneous rank intervals)
 
 
-def adjust(p_values: Sequence[float], method: str = "holm", alpha: float = 0.05) -> list[float]:
+def adjust(p_values: npt.ArrayLike, method: str = "holm", alpha: float = 0.05) -> list[float]:
     """Adjusted p-values for one family of tests.
 
     ``holm``: sort p ascending, ``p_(i) * (m - i + 1)``, made monotone and

@@ -70,7 +70,7 @@ def compact_letters(means: np.ndarray, significant: np.ndarray) -> list[str]:
     swept = [set(c) for c in _absorb([frozenset(c) for c in _sweep([set(c) for c in columns])])]
     swept.sort(key=lambda c: (min(position[r] for r in c), -len(c)))
     letters = [""] * k
-    for index, column in enumerate(swept):
-        for run in column:
+    for index, swept_column in enumerate(swept):
+        for run in swept_column:
             letters[run] += letter_name(index)
     return letters

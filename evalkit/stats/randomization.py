@@ -102,6 +102,7 @@ def _monte_carlo_hits(
         if rng is not None:
             bits = rng.integers(0, 2, size=(size, m), dtype=np.int8)
         else:
+            assert shared is not None  # rng is None only when the shared stream is given
             bits = shared[done * m:(done + size) * m].reshape(size, m)
         signs = bits * 2 - 1
         sums = signs.astype(np.float64) @ nonzero
