@@ -102,16 +102,16 @@ def leaderboard_section(scored: Sequence[ScoredRun], options: ReportOptions) -> 
     lines = ["## Leaderboard", "", markdown_table(headers, rows, [True, False] + [True] * len(columns)), ""]
     legend = "Best value per column in **bold**."
     if tested and len(scored) > 1:
-        c = options.compare
+        compare = options.compare
         if len(scored) == 2:
             family = "one comparison per column, so no correction"
-        elif c.correction != "none":
-            family = f"{c.correction.capitalize()} correction over the {len(scored) - 1} runs compared in each column"
+        elif compare.correction != "none":
+            family = f"{compare.correction.capitalize()} correction over the {len(scored) - 1} runs compared in each column"
         else:
             family = "no multiple-comparison correction"
         legend += (
             f" {BETTER} / {WORSE}: significantly higher / lower than the baseline **{md(options.baseline)}** "
-            f"({md(test_description(options.test, c))} on per-query values; {family}; alpha = {c.alpha}); "
+            f"({md(test_description(options.test, compare))} on per-query values; {family}; alpha = {compare.alpha}); "
             "no marker: no significant difference."
         )
         untested = [col for col in columns if col not in tested]

@@ -175,7 +175,7 @@ def queries_section(
     gold, used = gold_section(qrels, page_ids, codes)
     grade_of = GradeLookup(qrels, page_ids, codes)
     all_rows = [run_rows(run, page_ids, codes, evaluation.depth) for run, evaluation, _ in runs]
-    sections = []
+    sections: list[dict[str, Any]] = []
     for rows, (run, evaluation, found) in zip(all_rows, runs):
         top, docs = top_section(rows, k, n, grade_of)
         used = np.concatenate([used, docs])

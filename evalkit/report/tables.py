@@ -20,6 +20,7 @@ def signed(value: float | None, digits: int = 4) -> str:
 def percent(value: float | None, digits: int = 1) -> str:
     if is_nan(value):
         return "n/a"
+    assert value is not None  # is_nan is true for None
     if math.isinf(value):
         return "+inf%" if value > 0 else "-inf%"
     return f"{value * 100:+.{digits}f}%"
@@ -29,6 +30,7 @@ def p_value(value: float | None) -> str:
     """p-values: 4 decimals down to 0.001, then scientific notation."""
     if is_nan(value):
         return "n/a"
+    assert value is not None  # is_nan is true for None
     if value >= 0.001 or value == 0:
         return f"{value:.4f}"
     return f"{value:.1e}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from evalkit.core.errors import UsageError
 
@@ -40,14 +40,17 @@ class StageTimings:
         wall = options.get("stage_seconds") if isinstance(options, dict) else None
         if not isinstance(wall, dict) or not wall:
             raise UsageError(f"{path}: no stage seconds in this manifest (write one with evalkit run --out)")
+        assert isinstance(options, dict)  # the stage seconds were read from it
         cpu = options.get("stage_cpu_seconds") or {}
-        engine = options.get("engine") if isinstance(options.get("engine"), dict) else {}
+        recorded_engine = options.get("engine")
+        engine = recorded_engine if isinstance(recorded_engine, dict) else {}
         command = options.get("command_seconds")
         return cls(_seconds(wall, path), _seconds(cpu, path) if isinstance(cpu, dict) else {},
                    float(command) if _number(command) else None, engine, label=Path(path).name)
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
+    """A number of seconds: an int or float (not a bool), finite and not negative."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
