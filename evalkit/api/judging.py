@@ -183,9 +183,9 @@ def pool_texts(made: Pool, queries, corpus, trust_pickle: bool = False):
             inputs.append(input_entry("corpus", corpus.source or os.fspath(path)))
         position = corpus.position()
         doc_texts = {d: corpus.text(position[d]) for d in made.doc_ids.tolist() if d in position}
-        missing = len(made.doc_ids) - len(doc_texts)
-        if missing:
-            notes.append(f"{missing:,} of the {len(made.doc_ids):,} pooled documents are not in the collection: their doc_text "
+        missing_docs = len(made.doc_ids) - len(doc_texts)
+        if missing_docs:
+            notes.append(f"{missing_docs:,} of the {len(made.doc_ids):,} pooled documents are not in the collection: their doc_text "
                          "cells are empty (runs of another collection?)")
     return query_texts, doc_texts, inputs, notes
 

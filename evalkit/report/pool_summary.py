@@ -20,13 +20,18 @@ from evalkit.report.tables import markdown_table, printable, text_table
 
 
 class PoolResult(Protocol):
-    """What a summary reads of :class:`evalkit.api.judging.PoolResult`."""
+    """What a summary reads of :class:`evalkit.api.judging.PoolResult` (read-only: that result is frozen)."""
 
-    pool: Pool
-    seed: int
-    files: list[str | None]
-    notes: list[str]
-    manifest: dict[str, Any]
+    @property
+    def pool(self) -> Pool: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def files(self) -> list[str | None]: ...
+    @property
+    def notes(self) -> list[str]: ...
+    @property
+    def manifest(self) -> dict[str, Any]: ...
 
 COVERAGE = 0.9  # a run whose queries are less than this share of the runs' common ones (or the reverse) is noted
 

@@ -14,13 +14,18 @@ from evalkit.judging.reuse import Reuse
 
 
 class ReuseResult(Protocol):
-    """What the outputs read of :class:`evalkit.api.judging.ReuseResult`."""
+    """What the outputs read of :class:`evalkit.api.judging.ReuseResult` (read-only: that result is frozen)."""
 
-    reuse: Reuse
-    policy: list[str]
-    notes: list[str]
-    manifest: dict[str, Any]
-    files: list[str | None]
+    @property
+    def reuse(self) -> Reuse: ...
+    @property
+    def policy(self) -> list[str]: ...
+    @property
+    def notes(self) -> list[str]: ...
+    @property
+    def manifest(self) -> dict[str, Any]: ...
+    @property
+    def files(self) -> list[str | None]: ...
 
 OUTPUTS = ("table", "markdown", "json")
 METHOD = (
