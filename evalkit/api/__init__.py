@@ -155,7 +155,7 @@ def score(
     the_task, reason = resolve_task(chosen.task, qrels)  # the gold's alone: decided while a run read ahead comes in
     sort_gold(qrels)
     the_run = as_run(run, format=chosen.run_format, column=chosen.column, against=None if groups else qrels)
-    extra = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
+    extra: dict[str, Any] = {key: value for key, value in (("zscores", zscores), ("groups", groups)) if value is not None}
     result = the_task.score(the_run, qrels, list(chosen.metrics) if chosen.metrics else None, **chosen.task_kwargs(), **extra)
     result = replace(result, notes=[reason, *result.notes])
     manifest_options = {"metrics": list(result.values), "missing": result.missing, "relevance_level": chosen.relevance_level,

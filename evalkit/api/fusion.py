@@ -122,6 +122,7 @@ def fuse_runs(
     if optimize_on is not None:
         from evalkit.metrics import parse_metric
 
+        assert metric is not None  # set above (the task's official metric when none was given)
         label = parse_metric(metric).label
         score = task.score(fused, qrels, [metric], allow_partial=True)
         dev_score = (label, float(score.values.get(label, score.official_value)))

@@ -66,6 +66,7 @@ def fuse(
         raise UsageError(f"fusion method {chosen.name} is trained on a gold file: give --optimize-on GOLD")
     queries = query_union(runs, allow_partial)
     args = params if chosen.supervised else resolve_params(chosen, len(runs), weights, rrf_k, params)
+    assert args is not None  # a supervised method without params is refused above
 
     norm = check_norm(norm)
     from evalkit.fusion import native
@@ -84,6 +85,7 @@ def check_finite(fused: Run, method: str, norm: str | None) -> Run:
     """``fused``, unless a score overflowed float64 (inputs near 1e308 summed under ``--norm none``, say): one line."""
     import numpy as np
 
+    assert fused.scores is not None  # a fused run is scored
     bad = ~np.isfinite(fused.scores)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])

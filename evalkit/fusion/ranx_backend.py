@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from evalkit.data import Qrels, Run
 from evalkit.core.errors import PartialRunError, UsageError
@@ -46,7 +46,7 @@ def to_ranx(run: Run, queries: Sequence[str], depth: int | None = None, norm: st
     return RanxRun({q: scores.get(q, {}) for q in queries}, name=run.name)
 
 
-def ranx_fuse(runs: Sequence[Run], queries: Sequence[str], method: FusionMethod, norm: str | None, params: dict[str, Any],
+def ranx_fuse(runs: Sequence[Run], queries: Sequence[str], method: FusionMethod, norm: str | None, params: Mapping[str, Any],
               depth: int | None = None) -> dict[str, dict[str, float]]:
     """ranx's ``fuse`` of ``runs`` over ``queries``: ``{query: {doc: fused score}}`` (scores as ranx gives them)."""
     require_ranx(f"the fusion method {method.name} (computed by ranx)")
