@@ -138,7 +138,7 @@ def detect_task(gold_format: str) -> Task:
     A plugin whose ``detects`` fails, or answers anything but an integer, stops detection with one line
     naming it: skipping it could hand the gold to another task and give wrong official figures.
     """
-    claims = []
+    claims: list[tuple[int, int, Task]] = []  # (strength, -registration order, task)
     for order, task in enumerate(tasks()):
         try:
             strength = task.detects(gold_format, None)

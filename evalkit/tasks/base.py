@@ -146,8 +146,9 @@ class Task:
         are trec_eval's evaluation options.
         """
         chosen = self.metrics(metrics)
-        options = dict(missing=missing or self.default_missing, allow_partial=allow_partial, relevance_level=relevance_level,
-                       keep_gold=self.keep_gold(qrels), depth=depth, judged_only=judged_only, num_docs=num_docs)
+        options: dict[str, Any] = dict(missing=missing or self.default_missing, allow_partial=allow_partial,
+                                       relevance_level=relevance_level, keep_gold=self.keep_gold(qrels), depth=depth,
+                                       judged_only=judged_only, num_docs=num_docs)
         if groups:
             from evalkit.metrics.judgment_groups import evaluate_groups
 
