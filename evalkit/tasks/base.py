@@ -12,6 +12,14 @@ from evalkit.metrics import Metric, parse_metrics
 from evalkit.data.ranking import RANKING_RULE
 
 
+def metric_names(extra: str | Sequence[str]) -> str | list[str] | tuple[str, ...]:
+    """``extra`` as :func:`~evalkit.metrics.parse_metrics` reads it: a sequence of names that is not a list or tuple
+    (a ``UserList``, say) as a list; anything else as given (``parse_metrics`` refuses what is not metric names)."""
+    if isinstance(extra, (str, list, tuple)) or not isinstance(extra, Sequence):
+        return extra
+    return list(extra)
+
+
 @dataclass(frozen=True, eq=False)
 class TaskScore:
     """A task's verdict on one run: the official figure first, then the other metrics."""
@@ -109,7 +117,7 @@ class Task:
 
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
         """The official metrics, then the task's defaults or the user's choice."""
-        chosen = parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
+        chosen = parse_metrics(metric_names(extra)) if extra else parse_metrics(self.default_metrics)
         return list(dict.fromkeys(self.official_metrics() + chosen))
 
     def official_metrics(self) -> list[Metric]:  # pragma: no cover - abstract

@@ -5,7 +5,7 @@ from typing import Sequence
 
 from evalkit.metrics import Metric, parse_metrics
 from evalkit.tasks import register
-from evalkit.tasks.base import Task
+from evalkit.tasks.base import Task, metric_names
 
 
 @register
@@ -24,7 +24,7 @@ class TrecTask(Task):
         return 1 if gold_format in self.gold_formats else -1
 
     def metrics(self, extra: str | Sequence[str] | None = None) -> list[Metric]:
-        return parse_metrics(extra) if extra else parse_metrics(self.default_metrics)
+        return parse_metrics(metric_names(extra)) if extra else parse_metrics(self.default_metrics)
 
     def official_metrics(self) -> list[Metric]:
         return self.metrics()[:1]
