@@ -327,10 +327,13 @@ def train_system(
 ) -> Path:
     """Fit the registered ``system`` (``set_options``: ``KEY=VALUE``) on the training queries and qrels and save it to
     ``out`` with a ``training.manifest.json``; a stage loads it with ``load = OUT``. ``first_stage``: a run on the
-    training queries to mine negatives from. Refused before any work when ``out`` is a non-empty folder (without ``force``)."""
+    training queries to mine negatives from. Refused before any work when ``out`` is a non-empty folder (without ``force``)
+    or holds an input (even with it); the folder appears whole when the system is saved, or ``out`` stays as it was
+    (:func:`evalkit.io.writing.folders.staged_folder`)."""
     from evalkit.io.formats.collections import read_corpus
     from evalkit.io.reading import as_run
     from evalkit.io.manifest import build_manifest, input_entry, write_sidecar
+    from evalkit.io.writing.folders import check_folder, staged_folder
     from evalkit.pipelines.engine import LOCAL
     from evalkit.pipelines.registry import get_system_class, parse_set_options
     from evalkit.pipelines.seeding import seed_everything
@@ -339,21 +342,21 @@ def train_system(
     cls = get_system_class(system)
     if not cls.learnable:
         raise UsageError(f"system {system} is not trainable")
-    target = Path(out)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not force:
-        raise UsageError(f"{out}: exists and is not empty; pass --force to overwrite")
+    inputs = [corpus, train_queries, train_qrels, first_stage]
+    target = check_folder(out, force, inputs)  # before any work
     instance = cls(**parse_set_options(cls, set_options))
     the_corpus = read_corpus(str(corpus), corpus_format, list(mapping), trust_pickle=trust_pickle)
     queries, qrels = read_training(str(train_queries), str(train_qrels), the_corpus, queries_format, mapping, progress)
     run = as_run(first_stage) if first_stage is not None else None
     seed_everything(seed)
     call_stage(instance.fit, the_corpus, queries, qrels, first_stage=run, engine=engine or LOCAL)
-    folder = instance.save(target)
-    manifest = build_manifest(None, [input_entry("corpus", the_corpus.source), input_entry("train-queries", queries.source),
-                                     input_entry("train-qrels", qrels.source)], {**instance.config(), "versions": versions()},
-                              seed=seed, command="train")
-    write_sidecar(os.path.join(folder, "training"), manifest)
-    return Path(folder)
+    with staged_folder(target, force, inputs) as staging:  # the folder appears whole, or the target stays as it was
+        folder = instance.save(staging)
+        manifest = build_manifest(None, [input_entry("corpus", the_corpus.source), input_entry("train-queries", queries.source),
+                                         input_entry("train-qrels", qrels.source)], {**instance.config(), "versions": versions()},
+                                  seed=seed, command="train")
+        write_sidecar(os.path.join(folder, "training"), manifest)
+    return target
 
 
 __all__ = ["PipelineResult", "build_config", "get_engine", "load_pipeline", "read_inputs", "read_training", "restrict_to_gold", "run_pipeline",

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import time
 import zlib
 from pathlib import Path
@@ -48,13 +49,17 @@ def clean_stale_temporaries(folder: str | os.PathLike) -> list[str]:
         return removed
     for entry in entries:
         match = _TEMPORARY.match(str(entry.name))
-        if not match or not entry.is_file(follow_symlinks=False):
+        folder_left = entry.is_dir(follow_symlinks=False)  # a staged folder (evalkit.io.writing.folders)
+        if not match or not (folder_left or entry.is_file(follow_symlinks=False)):
             continue
         try:
             age = now - entry.stat(follow_symlinks=False).st_mtime
             mine = match["host"] == _HOST
             if age > STALE_SECONDS or (mine and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"]))):
-                os.unlink(entry.path)
+                if folder_left:
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
                 removed.append(str(entry.path))
         except OSError:
             continue
