@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +140,12 @@ def export_key(torch_model: Any, kind: str) -> str:
 
 
 def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    """A fresh hidden name beside ``path`` (``.NAME.evalkit-HOST-PID-RANDOM.tmp``); the leftovers of a killed process in
+    that cache folder are removed first (:func:`evalkit.io.writing.temporaries.clean_stale_temporaries`)."""
+    from evalkit.io.writing.temporaries import clean_stale_temporaries, temporary_name
+
+    clean_stale_temporaries(path.parent)
+    return temporary_name(path, "tmp")
 
 
 def export_onnx(torch_model: Any, kind: str, target: Path) -> None:

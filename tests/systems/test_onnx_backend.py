@@ -275,3 +275,18 @@ def test_bf16_native_is_fp32_in_onnx_runtime(encoder, cross, monkeypatch):
     ce32 = load_system("cross-encoder", model=cross, backend="onnx", precision="fp32", **CE)
     ce_native = load_system("cross-encoder", model=cross, backend="onnx", precision="bf16-native", **CE)
     assert ce_native.score(QUERIES[0], texts) == ce32.score(QUERIES[0], texts)
+
+
+def test_an_export_killed_midway_leaves_a_temporary_the_next_export_removes(tmp_path):
+    """The export's temporaries are evalkit's named temporaries: a dead process's leftover is removed by the next one."""
+    import os
+    import subprocess
+    import sys
+
+    target = tmp_path / "model.onnx"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    left = onnx_backend._tmp(target)
+    left = left.with_name(left.name.replace(f"-{os.getpid()}-", f"-{dead}-"))
+    left.write_bytes(b"half an export")
+    fresh = onnx_backend._tmp(target)
+    assert not left.exists() and fresh.parent == tmp_path and fresh.name.startswith(".model.onnx.evalkit-")
