@@ -37,6 +37,26 @@ def _absorb(columns: list[frozenset[int]]) -> list[frozenset[int]]:
     return kept
 
 
+def _split(columns: list[frozenset[int]], i: int, j: int) -> list[frozenset[int]]:
+    """Insert-absorb for one significant pair: each column holding both ``i`` and ``j`` becomes a copy without ``i``
+    and one without ``j``, then :func:`_absorb`. The columns are an antichain (what :func:`_absorb` leaves), so a
+    column not split can be neither a subset of a copy nor equal to one (it would be a subset of the column the copy
+    came from): only the copies are held against the others, and the result equals ``_absorb`` of the whole list."""
+    split: list[frozenset[int]] = []
+    copies: list[int] = []  # positions of the copies in ``split``
+    for column in columns:
+        if i in column and j in column:
+            copies += [len(split), len(split) + 1]
+            split += [column - {i}, column - {j}]
+        else:
+            split.append(column)
+    if not copies:
+        return split
+    dropped = {p for p in copies if not split[p] or any((split[p] < other) or (split[p] == other and q < p)
+                                                        for q, other in enumerate(split))}
+    return [column for p, column in enumerate(split) if p not in dropped]
+
+
 def _sweep(columns: list[set[int]]) -> list[set[int]]:
     for index, column in enumerate(columns):
         for run in sorted(column):
@@ -60,13 +80,7 @@ def compact_letters(means: np.ndarray, significant: np.ndarray) -> list[str]:
             i, j = int(order[a]), int(order[b])
             if not significant[i, j]:
                 continue
-            split: list[frozenset[int]] = []
-            for column in columns:
-                if i in column and j in column:
-                    split += [column - {i}, column - {j}]
-                else:
-                    split.append(column)
-            columns = _absorb(split)
+            columns = _split(columns, i, j)
     swept = [set(c) for c in _absorb([frozenset(c) for c in _sweep([set(c) for c in columns])])]
     swept.sort(key=lambda c: (min(position[r] for r in c), -len(c)))
     letters = [""] * k

@@ -308,3 +308,41 @@ def test_compare_api_gives_every_pair_and_notes_what_it_cannot():
     one = {"q1": {"d1": 1}}
     short = evalkit.compare(one, *[{"q1": r["q1"]} for r in runs], bootstrap=200, permutations=200, allow_partial=True)
     assert short.all_pairs is None and any("all pairs not compared" in n for n in short.comparison.notes)
+
+
+def _letters_by_whole_absorb(means, significant):
+    """Insert-absorb with every column held against every other at each step (the algorithm as Piepho states it)."""
+    from evalkit.stats import letters as cld
+
+    k = len(means)
+    order = np.argsort(-np.asarray(means, dtype=np.float64), kind="stable")
+    columns = [frozenset(range(k))]
+    for a in range(k):
+        for b in range(a + 1, k):
+            i, j = int(order[a]), int(order[b])
+            if significant[i, j]:
+                split = []
+                for column in columns:
+                    split += [column - {i}, column - {j}] if i in column and j in column else [column]
+                columns = cld._absorb(split)
+    return columns
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_letters_split_only_the_copies_as_absorbing_the_whole_list(seed):
+    """The insert step holds only the new copies against the others; the columns equal those of absorbing everything."""
+    from evalkit.stats import letters as cld
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 30))
+    means = rng.random(k).round(1)  # ties too
+    significant = np.triu(rng.random((k, k)) < rng.random(), 1)
+    significant = significant | significant.T
+    order = np.argsort(-means, kind="stable")
+    columns = [frozenset(range(k))]
+    for a in range(k):
+        for b in range(a + 1, k):
+            i, j = int(order[a]), int(order[b])
+            if significant[i, j]:
+                columns = cld._split(columns, i, j)
+    assert columns == _letters_by_whole_absorb(means, significant)
