@@ -15,12 +15,13 @@ Sakai's ES_E of every pair come with every procedure (:mod:`~evalkit.stats.anova
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from evalkit.stats.comparison import CompareOptions
 from evalkit.core.errors import UsageError
+from evalkit.core.progress import progress
 from evalkit.stats import ALL_PAIRS_PROCEDURES, PairTable
 from evalkit.stats.anova import TwoWayAnova, two_way_anova
 from evalkit.stats.correction import CORRECTIONS, FAMILYWISE
@@ -225,8 +226,10 @@ def anova_dict(anova: TwoWayAnova) -> dict[str, Any]:
             "residual_variance": anova.residual_variance, "df_residual": anova.df_residual}
 
 
-def pair_table(matrix: np.ndarray, options: AllPairsOptions, anova: TwoWayAnova, boot_means: np.ndarray) -> PairTable:
-    """The procedure's :class:`~evalkit.stats.PairTable` of ``matrix`` (runs x queries, no NaN)."""
+def pair_table(matrix: np.ndarray, options: AllPairsOptions, anova: TwoWayAnova, boot_means: np.ndarray,
+               advance: Callable[[int], object] | None = None) -> PairTable:
+    """The procedure's :class:`~evalkit.stats.PairTable` of ``matrix`` (runs x queries, no NaN); ``advance(n)`` is told
+    of the randomised Tukey HSD's replicates as they are done."""
     if options.procedure == "tukey":
         from evalkit.stats.tukey import tukey_hsd
 
@@ -234,7 +237,7 @@ def pair_table(matrix: np.ndarray, options: AllPairsOptions, anova: TwoWayAnova,
     if options.procedure == "randomised-tukey":
         from evalkit.stats.randomised_tukey import randomised_tukey_hsd
 
-        return randomised_tukey_hsd(matrix, options.alpha, options.permutations, options.seed)
+        return randomised_tukey_hsd(matrix, options.alpha, options.permutations, options.seed, advance=advance)
     from evalkit.stats.pairwise import pairwise_table
 
     return pairwise_table(matrix, options.procedure, boot_means, options.correction, options.alpha, options.zero_method,
@@ -277,9 +280,11 @@ def all_pairs(values: PairedValues, options: AllPairsOptions = AllPairsOptions()
     if left_out:
         notes.append(f"{left_out} queries where some run has no {source.metric} are left out of every run (the two-way model pairs every run on every query)")
     anova = two_way_anova(matrix)
-    boot_means = bootstrap_means(matrix, options.bootstrap, options.seed)
-    table = pair_table(matrix, options, anova, boot_means)
     k = len(names)
+    replicates = options.bootstrap + (options.permutations if options.procedure == "randomised-tukey" else 0)
+    with progress(total=replicates, desc=f"all pairs of {k} runs ({options.procedure})", unit="replicate") as bar:
+        boot_means = bootstrap_means(matrix, options.bootstrap, options.seed, advance=bar.update)
+        table = pair_table(matrix, options, anova, boot_means, advance=bar.update)
     means = matrix.mean(axis=1)
     better = better_matrix(table, k, options.alpha)
     significant = table.p_adjusted < options.alpha

@@ -10,7 +10,7 @@ index and the indices are drawn once instead of once per comparison.
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -116,8 +116,10 @@ def _percentile_cis(
     return cis
 
 
-def bootstrap_means(matrix: np.ndarray, resamples: int = 10_000, seed: int = 42) -> np.ndarray:
-    """Each row's mean over ``resamples`` resamples of the columns (runs x queries in, resamples x runs out).
+def bootstrap_means(matrix: np.ndarray, resamples: int = 10_000, seed: int = 42,
+                    advance: Callable[[int], object] | None = None) -> np.ndarray:
+    """Each row's mean over ``resamples`` resamples of the columns (runs x queries in, resamples x runs out);
+    ``advance(n)`` is told of every ``n`` resamples done (a progress bar's ``update``).
 
     The resamples are the ones :func:`bootstrap_cis` draws for vectors of the
     same length and seed (``rng.integers(0, n, (batch, n))``, scipy's draws),
@@ -139,6 +141,8 @@ def bootstrap_means(matrix: np.ndarray, resamples: int = 10_000, seed: int = 42)
         cells = (index + (np.arange(rows) * n)[:, None]).ravel()
         counts = np.bincount(cells, minlength=rows * n).reshape(rows, n).astype(np.float64)
         out[start:start + rows] = counts @ matrix.T / n
+        if advance is not None:
+            advance(rows)
     return out
 
 

@@ -36,6 +36,7 @@ permutation is exactly uniform. Each run's sum accumulates topic by topic.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -75,8 +76,10 @@ def radix_groups(k: int, limit: int = GROUP_LIMIT) -> list[list[int]]:
     return groups
 
 
-def permute(matrix: np.ndarray, permutations: int = 10_000, seed: int = 42, limit: int = GROUP_LIMIT) -> RandomisedTukey:
-    """Replicate sums of the runs (rows of ``matrix``, runs x topics) under ``permutations`` topic-wise shuffles."""
+def permute(matrix: np.ndarray, permutations: int = 10_000, seed: int = 42, limit: int = GROUP_LIMIT,
+            advance: Callable[[int], object] | None = None) -> RandomisedTukey:
+    """Replicate sums of the runs (rows of ``matrix``, runs x topics) under ``permutations`` topic-wise shuffles;
+    ``advance(n)`` is told of every ``n`` replicates done (a progress bar's ``update``)."""
     matrix = np.asarray(matrix, dtype=np.float64)
     k, n = matrix.shape
     by_topic = np.ascontiguousarray(matrix.T)
@@ -91,11 +94,17 @@ def permute(matrix: np.ndarray, permutations: int = 10_000, seed: int = 42, limi
     bit_generator = np.random.default_rng(seed).bit_generator
     sums = np.zeros((permutations, k))
     if len(varying) and k > 1:
-        compiled = kernels.permuted_sums(varying, bit_generator, products, thresholds, sizes, permutations)
-        if compiled is not None:
-            sums = compiled
-        else:
-            _permuted_sums_numpy(varying, groups, products, thresholds, bit_generator, sums)
+        # a batch of replicates at a time: the replicates draw from the stream in order, so batches change nothing
+        batch = max(1, CELLS_PER_BATCH // (len(varying) * k))
+        for start in range(0, permutations, batch):
+            size = min(batch, permutations - start)
+            compiled = kernels.permuted_sums(varying, bit_generator, products, thresholds, sizes, size)
+            if compiled is not None:
+                sums[start:start + size] = compiled
+            else:
+                _permuted_sums_numpy(varying, groups, products, thresholds, bit_generator, sums[start:start + size])
+            if advance is not None:
+                advance(size)
     elif len(varying):
         sums[:] = observed
     return RandomisedTukey(sums, observed, n, len(varying))
@@ -181,10 +190,12 @@ def critical_range(result: RandomisedTukey, alpha: float) -> float:
     return float(ranges[allowed]) if allowed < len(ranges) else 0.0
 
 
-def randomised_tukey_hsd(matrix: np.ndarray, alpha: float = 0.05, permutations: int = 10_000, seed: int = 42) -> PairTable:
-    """Every pair of the runs (rows of ``matrix``, runs x topics, no NaN) by the randomised Tukey HSD test."""
+def randomised_tukey_hsd(matrix: np.ndarray, alpha: float = 0.05, permutations: int = 10_000, seed: int = 42,
+                         advance: Callable[[int], object] | None = None) -> PairTable:
+    """Every pair of the runs (rows of ``matrix``, runs x topics, no NaN) by the randomised Tukey HSD test
+    (``advance``: see :func:`permute`)."""
     matrix = np.asarray(matrix, dtype=np.float64)
-    result = permute(matrix, permutations, seed)
+    result = permute(matrix, permutations, seed, advance=advance)
     first, second = np.triu_indices(matrix.shape[0], 1)
     means = matrix.mean(axis=1)
     difference = means[first] - means[second]

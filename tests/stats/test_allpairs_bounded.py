@@ -109,3 +109,24 @@ def test_200_runs_leaderboard_under_2_gib(tmp_path):
     assert done.returncode == 0, done.stderr[-500:]
     board = json.loads(done.stdout)
     assert len(board["all_pairs"]["pairs"]) == 200 * 199 // 2
+
+
+def test_a_long_all_pairs_comparison_shows_its_replicates(monkeypatch, capsys):
+    """The bootstrap resamples and the randomised Tukey replicates advance one progress line per tenth (in a log: plain
+    lines), counted in replicates; the result is the one without progress."""
+    from evalkit.core import progress as progress_module
+    from evalkit.stats.allpairs import AllPairsOptions, all_pairs
+    from evalkit.stats.paired import PairedValues
+
+    matrix = board_matrix(30, 400)
+    values = PairedValues("ndcg", [f"r{i}" for i in range(30)], [f"q{j}" for j in range(400)], matrix)
+    options = AllPairsOptions(permutations=3000, bootstrap=1000)
+    quiet = all_pairs(values, options)
+    monkeypatch.setenv(progress_module.ENV, "plain")
+    monkeypatch.setattr(progress_module, "MIN_SECONDS", 0.0)
+    capsys.readouterr()
+    shown = all_pairs(values, options)
+    err = capsys.readouterr().err
+    assert "[evalkit] all pairs of 30 runs (randomised-tukey): " in err and "/4,000 replicate" in err, err
+    assert "done, 4,000/4,000 replicate (100%)" in err, err
+    assert shown.as_dict() == quiet.as_dict()
