@@ -62,6 +62,7 @@ def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | Non
     from evalkit.io.formats import display_name, resolve
     from evalkit.io.textio import load
 
+    ways = (ways,) if isinstance(ways, str) else tuple(ways)  # one way named alone is that way, not its letters
     unknown = set(ways) - set(RUN_WAYS)
     if unknown:
         raise UsageError(f"unknown way to read a run: {', '.join(sorted(unknown))} (known: {', '.join(RUN_WAYS)})")

@@ -75,8 +75,12 @@ def test_a_large_plain_run_is_judged_from_its_file_only_where_that_way_is_allowe
 
 
 def test_an_unknown_way_is_one_line():
+    example = REPO / "gold" / "examples" / "tweets_run.tsv"
     with pytest.raises(UsageError, match="unknown way to read a run: sideways"):
-        reading.read_run(REPO / "gold" / "examples" / "tweets_run.tsv", ways=("sideways", reading.READ_WHOLE))
+        reading.read_run(example, ways=("sideways", reading.READ_WHOLE))
+    with pytest.raises(UsageError, match="unknown way to read a run: sideways \\(known: judged-from-file"):
+        reading.read_run(example, ways="sideways")
+    assert reading.read_run(example, ways=reading.READ_WHOLE).to_lists() == reading.read_run(example).to_lists()
 
 
 def test_in_memory_inputs_take_the_in_memory_door():
