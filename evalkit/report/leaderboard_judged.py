@@ -15,7 +15,7 @@ Judged@k is that of the whole ranking (every condensed list is judged).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from evalkit.data.ids import member_of
 from evalkit.metrics.judgments import bounds, with_metric
@@ -44,8 +44,13 @@ def full_list_judged(entry, qrels: "Qrels", metric):
                     keep_gold=keep, depth=evaluation.depth).mean(metric)
 
 
-def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K) -> JudgedColumns:
-    """Judged@k and the bounds of every ranked run of ``board``, scored against ``qrels`` (the board's gold)."""
+def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K,
+                   judges: "Mapping[tuple[str, str], str] | None" = None) -> JudgedColumns:
+    """Judged@k and the bounds of every ranked run of ``board``, scored against ``qrels`` (the board's gold); with
+    ``judges`` (who judged each pair, :func:`evalkit.judging.provenance.read_judges`) each run's LLM@k too."""
+    from dataclasses import replace
+
+    from evalkit.judging.provenance import judge_shares
     from evalkit.tasks import get_task
 
     metric = parse_metric(f"judged@{k}")
@@ -69,4 +74,8 @@ def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K) -> 
             upper[score.official] = math.nan if composite is None else composite
         runs[entry.name] = RunJudgments(judged=lower[metric.label], values=lower,
                                         upper={label: upper.get(label, math.nan) for label in lower}, added=found.added)
-    return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only)
+    if judges is None:
+        return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only)
+    for entry in board.entries:
+        runs[entry.name] = replace(runs[entry.name], llm=judge_shares(entry.scored.run, qrels, judges, k)["llm"])
+    return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only, llm_label=f"LLM@{k}")

@@ -20,6 +20,7 @@ class RunJudgments:
     values: dict[str, float]  # unjudged as non-relevant: the scores printed everywhere (official first), then Judged@k
     upper: dict[str, float]  # unjudged as relevant (NaN where no bound is defined)
     added: int  # retrieved, unjudged (query, document) pairs counted relevant in ``upper``
+    llm: float | None = None  # LLM@k: the share of its top k an LLM judged (a gold that says who judged), else None
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,15 @@ class JudgedColumns:
     label: str  # "Judged@10"
     runs: dict[str, RunJudgments]
     judged_only: bool = False  # the scores are judged-only (condensed lists): no bound applies, Judged@k is of the full lists
+    llm_label: str | None = None  # "LLM@10" where the gold says who judged each pair (evalkit.judging.provenance)
+
+    def extra_labels(self) -> list[str]:
+        """The columns after the scores: Judged@k, and LLM@k where the gold says who judged."""
+        return [self.label] + ([self.llm_label] if self.llm_label else [])
+
+    def extra_cells(self, name: str) -> list[str]:
+        run = self.runs[name]
+        return [number(run.judged)] + ([number(math.nan if run.llm is None else run.llm)] if self.llm_label else [])
 
 
 
@@ -54,7 +64,7 @@ def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | N
     best = {c: max((e.scored.score.values[c] for e in board.entries), default=float("nan")) for c in cols}
     ranked = board.all_pairs.runs if board.all_pairs else None
     headers = ["rank"] + (allpairs_output.RANK_HEADERS if ranked else []) + ["file"]
-    headers += [f"{c} (official)" if c == official else c for c in cols] + ([judged.label] if judged else []) + ["vs next rank"]
+    headers += [f"{c} (official)" if c == official else c for c in cols] + (judged.extra_labels() if judged else []) + ["vs next rank"]
     out = []
     for i, entry in enumerate(board.entries):
         cells = [str(entry.rank)] + (allpairs_output.rank_cells(ranked[i], bold_best) if ranked else []) + [name(entry.file)]
@@ -63,7 +73,7 @@ def rows(board: Leaderboard, bold_best: bool = False, judged: "JudgedColumns | N
             text = number(value)
             cells.append(f"**{text}**" if bold_best and abs(value - best[c]) <= 1e-12 else text)
         if judged:
-            cells.append(number(judged.runs[entry.name].judged))
+            cells += judged.extra_cells(entry.name)
         cells.append(vs_next(board.adjacent[i] if i < len(board.adjacent) else None, corrected))
         out.append(cells)
     return headers, out
@@ -77,17 +87,20 @@ def judgments_section(board: Leaderboard, judged: "JudgedColumns") -> list[str]:
         return ["## Judgments", "", markdown_table(["rank", "file", judged.label], body, [True, False, True]), "",
                 f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} before condensing",
                 "- judged-only scores (condensed lists): unjudged documents are removed, so no bound with them counted relevant applies"]
-    heads = ["rank", "file", md(judged.label), md(f"{official} (unjudged non-relevant)"), "(unjudged relevant)", "unjudged retrieved"]
+    shares = [md(label) for label in judged.extra_labels()]
+    heads = ["rank", "file", *shares, md(f"{official} (unjudged non-relevant)"), "(unjudged relevant)", "unjudged retrieved"]
     body = []
     for entry in board.entries:
         run = judged.runs[entry.name]
-        body.append([str(entry.rank), md(entry.file), number(run.judged), number(run.values[official]), number(run.upper[official]),
-                     f"{run.added:,}"])
+        body.append([str(entry.rank), md(entry.file), *judged.extra_cells(entry.name), number(run.values[official]),
+                     number(run.upper[official]), f"{run.added:,}"])
+    llm_line = [f"- {judged.llm_label}: the share of each run's top {judged.label.split('@')[-1]} whose judgment an LLM "
+                "gave (the gold says who judged each pair)"] if judged.llm_label else []
     return [
         "## Judgments", "",
-        markdown_table(heads, body, [True, False, True, True, True, True]), "",
+        markdown_table(heads, body, [True, False, *[True] * len(shares), True, True, True]), "",
         f"- {judged.label}: the judged share of each run's top {judged.label.split('@')[-1]} (retrieved documents with a "
-        "grade in the gold; ir_measures' Judged@k)",
+        "grade in the gold; ir_measures' Judged@k)", *llm_line,
         "- unjudged relevant: the score with every retrieved, unjudged document counted relevant (an upper bound for "
         "P@k, Success, MRR and Judged@k; for metrics divided by R, the value under that assumption); the JSON output "
         "has both values for every metric",
@@ -193,6 +206,8 @@ def judged_entry(judged: "JudgedColumns | None", name: str) -> dict:
     run = judged.runs[name]
     return {
         "judged": {"metric": judged.label, "value": finite(run.judged)},
+        **({"llm_judged": {"metric": judged.llm_label, "value": finite(math.nan if run.llm is None else run.llm)}}
+           if judged.llm_label else {}),
         "bounds": {label: {"unjudged_nonrelevant": finite(value), "unjudged_relevant": finite(run.upper[label])}
                    for label, value in run.values.items()},
         "unjudged_added": run.added,

@@ -99,3 +99,31 @@ def test_judged_only_leaderboard_gives_full_list_judged_at_k_and_no_bound(board,
     md = tmp_path / "board.md"
     assert run_cli("leaderboard", runs, "--gold", gold, "--judged-only", "--out", md).returncode == 0
     assert "no bound with them counted relevant applies" in md.read_text()
+
+
+def test_llm_at_k_beside_judged_at_k_where_the_gold_says_who_judged(board, tmp_path):
+    """A qrels with a judges sidecar (evalkit judge's output): each run's LLM@k in the table, Markdown and JSON, equal to
+    judge_shares; the sidecar is an input of the manifest. Without a sidecar nothing changes."""
+    from evalkit.judging.provenance import judge_shares, judges_sidecar, read_judges
+
+    gold, runs = board
+    plain = run_cli("leaderboard", runs, "--gold", gold, "--metrics", "map", "--top-docs", "2", "-o", "json")
+    assert plain.returncode == 0 and "LLM@" not in plain.stdout and "llm_judged" not in plain.stdout
+    judged_by = {("q1", "a"): "human:ann", ("q1", "b"): "llm:qwen@1f2e", ("q2", "d"): "llm:qwen@1f2e", ("q2", "e"): "human:ann",
+                 ("q3", "f"): "llm:qwen@1f2e"}
+    with open(judges_sidecar(gold), "w") as sidecar:
+        sidecar.write("query_id\tdoc_id\tjudge\n" + "".join(f"{q}\t{d}\t{j}\n" for (q, d), j in judged_by.items()))
+    done = run_cli("leaderboard", runs, "--gold", gold, "--metrics", "map", "--top-docs", "2", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    qrels, judges = evalkit.read_qrels(gold), read_judges(gold)
+    for entry in data["ranking"]:
+        expected = judge_shares(evalkit.read_run(runs / f"{entry['run']}.trec"), qrels, judges, 2)["llm"]
+        assert entry["llm_judged"] == {"metric": "LLM@2", "value": pytest.approx(expected)}
+    alpha = next(e for e in data["ranking"] if e["run"] == "alpha")
+    assert alpha["llm_judged"]["value"] == pytest.approx((0 + 1 / 2 + 1) / 3)  # q1 a (human) x; q2 y d (llm); q3 f (llm)
+    assert any(i["role"] == "judges" and i["path"].endswith(".judges.tsv") for i in data["manifest"]["inputs"])
+    table = run_cli("leaderboard", runs, "--gold", gold, "--metrics", "map", "--top-docs", "2")
+    assert "Judged@2" in table.stdout and "LLM@2" in table.stdout, table.stdout
+    markdown = run_cli("leaderboard", runs, "--gold", gold, "--metrics", "map", "--top-docs", "2", "-o", "markdown")
+    assert "| LLM@2 |" in markdown.stdout and "- LLM@2: the share of each run's top 2 whose judgment an LLM gave" in markdown.stdout
