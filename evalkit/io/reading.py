@@ -86,12 +86,12 @@ def _judged_from_file(path: str, against: Qrels) -> tuple[LoadedFile | None, boo
     """The run at ``path`` judged from its file (a :class:`~evalkit.io.prejudged.StreamedFile`) where that way takes it,
     else ``None``; and whether a judged way may still read it (not where this one declined it: the general reader
     reads it, with its messages)."""
-    from evalkit.io.prejudged import DECLINED, read_streamed
+    from evalkit.io.prejudged import DECLINED, StreamedFile, read_streamed
 
     streamed = read_streamed(path, against)
     if streamed is DECLINED:
         return None, False
-    return streamed, True  # type: ignore[return-value]
+    return (streamed if isinstance(streamed, StreamedFile) else None), True
 
 
 def _streamed(loaded: LoadedFile) -> bool:
