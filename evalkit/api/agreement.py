@@ -77,7 +77,7 @@ def agreement(
     from evalkit.api import score_many
     from evalkit.io.reading import as_qrels, input_entry
     from evalkit.scoring.runset import check_task_name, paths_of as _paths_of
-    from evalkit.judging.provenance import judge_shares, read_judges
+    from evalkit.judging.provenance import judge_shares, judges_of
     from evalkit.io.manifest import build_manifest
     from evalkit.metrics import parse_metric
     from evalkit.core.options import ScoringOptions
@@ -104,7 +104,7 @@ def agreement(
         if len(runs) < 2:
             raise UsageError("comparing two leaderboards needs at least two runs")
         boards = []
-        judges = [read_judges(g) if isinstance(g, (str, os.PathLike)) else None for g in (gold_a, gold_b)]
+        judges = [judges_of(g)[0] for g in (gold_a, gold_b)]
         for gold in (qrels_a, qrels_b):
             task, _, scored = score_many(gold, runs, [label] if label else None, names=names, scoring=chosen, progress=progress)
             per_query = comparison_metric(task, scored[0].score, label)

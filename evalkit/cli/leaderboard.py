@@ -73,6 +73,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
     from evalkit.scoring.leaderboard import build_leaderboard, collect_runs
     from evalkit.io.manifest import build_manifest, input_entry, write_sidecar
     from evalkit.report import leaderboard_output
+    from evalkit.judging.provenance import judges_of
     from evalkit.report.leaderboard_judged import judged_columns
     from evalkit.io.transactions import atomic_write, check_outputs, sidecar_of
 
@@ -106,7 +107,7 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         policy.append(f"missing queries: {policy_name} ({MISSING_POLICIES[policy_name]})")
         policy += [line for line in board.entries[0].scored.score.policy_lines() if line.startswith(("depth:", "judged only:"))]
     gold_source = board.qrels.source if board.qrels is not None and board.qrels.source else gold  # an irds: id: what was read
-    judges, judges_path = who_judged(gold, board.qrels.gold_format) if board.entries and board.qrels is not None else (None, None)
+    judges, judges_path = judges_of(gold) if board.entries else (None, None)
     inputs = [input_entry("gold", gold_source)] + [input_entry(f"run:{e.name}", e.scored.run.source) for e in board.entries]
     inputs += [input_entry("judges", judges_path)] if judges_path else []
     inputs += [input_entry(role, path) for role, path in (("queries", queries_path), ("corpus", corpus_path), ("previous", previous_path))
@@ -148,22 +149,6 @@ def leaderboard(folder, gold, scoring, patterns, recursive, all_pairs, test_name
         atomic_write(path, content, force=force)
         announce(f"wrote {path}")
     exports.write(board, manifest, force)
-
-
-def who_judged(gold, gold_format: str) -> tuple[dict | None, str | None]:
-    """Who judged each pair of the gold (a judging sheet's judge column, a qrels file's judges sidecar) and the sidecar's
-    path when it was read; ``(None, None)`` for a gold that says nothing of it (or a dataset id)."""
-    import os
-
-    from evalkit.io.datasets import is_dataset_id
-    from evalkit.judging.provenance import judges_sidecar, read_judges
-
-    if is_dataset_id(gold):
-        return None, None
-    sidecar = judges_sidecar(gold)
-    if not os.path.exists(sidecar) and gold_format != "judging-sheet":
-        return None, None  # nothing says who judged: the gold is not read again
-    return read_judges(gold), (sidecar if os.path.exists(sidecar) else None)
 
 
 def page_data(board, gold, gold_format, baseline, texts, corpus, manifest, policy, top_docs, html_path, json_path,

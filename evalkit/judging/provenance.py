@@ -25,7 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import numpy as np
 
@@ -65,32 +65,46 @@ def qrels_texts(rows: list[tuple[str, str, str, str]]) -> tuple[str, str]:
     return qrels.getvalue(), sidecar.getvalue()
 
 
-def _read_table(path: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+def _read_table(path: str) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The table's header (lower-cased) and its records, read only as they are taken."""
     from evalkit.io.formats.tables import header_delimiter, read_delimited
     from evalkit.io.textio import load
 
     loaded = load(path)
     header, records = read_delimited(loaded, header_delimiter(loaded))
-    return [h.lower() for h in header], list(records)
+    return [h.lower() for h in header], records
 
 
 def read_judges(gold: str | os.PathLike) -> dict[tuple[str, str], str] | None:
-    """``{(query, document): judge}`` of a judging sheet's ``judge`` column or a qrels file's sidecar; ``None``: neither."""
+    """``{(query, document): judge}`` of a judging sheet's ``judge`` column or a qrels file's sidecar; ``None``: neither.
+    A gold whose header names no judge is not read past its header."""
     path = os.fspath(gold)
     sidecar = judges_sidecar(path)
     source = sidecar if os.path.exists(sidecar) else path
     try:
         header, records = _read_table(source)
+        if not {"query_id", "doc_id", "judge"} <= set(header):
+            if source == sidecar:
+                raise InputError(sidecar, "a judges sidecar needs the columns query_id, doc_id and judge", 1)
+            return None
+        q, d, j = (header.index(c) for c in ("query_id", "doc_id", "judge"))
+        return {(fields[q].strip(), fields[d].strip()): fields[j].strip() for _, fields in records}
     except InputError:
         if source == sidecar:
             raise
         return None  # a gold that is no table (TREC qrels): no provenance
-    if not {"query_id", "doc_id", "judge"} <= set(header):
-        if source == sidecar:
-            raise InputError(sidecar, "a judges sidecar needs the columns query_id, doc_id and judge", 1)
-        return None
-    q, d, j = (header.index(c) for c in ("query_id", "doc_id", "judge"))
-    return {(fields[q].strip(), fields[d].strip()): fields[j].strip() for _, fields in records}
+
+
+def judges_of(gold: object) -> tuple[dict[tuple[str, str], str] | None, str | None]:
+    """Who judged each pair of a gold given as a path (:func:`read_judges`) and the sidecar that said so, if one did;
+    ``(None, None)`` for a gold held in memory or an ``irds:`` dataset id."""
+    from evalkit.io.datasets import is_dataset_id
+
+    if not isinstance(gold, (str, os.PathLike)) or is_dataset_id(gold):
+        return None, None
+    judges = read_judges(gold)
+    sidecar = judges_sidecar(gold)
+    return judges, (sidecar if judges is not None and os.path.exists(sidecar) else None)
 
 
 def judge_shares(run: "Run", qrels: "Qrels", judges: Mapping[tuple[str, str], str], k: int = 10) -> dict[str, float]:
