@@ -48,8 +48,6 @@ def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K,
                    judges: "Mapping[tuple[str, str], str] | None" = None) -> JudgedColumns:
     """Judged@k and the bounds of every ranked run of ``board``, scored against ``qrels`` (the board's gold); with
     ``judges`` (who judged each pair, :func:`evalkit.judging.provenance.read_judges`) each run's LLM@k too."""
-    from dataclasses import replace
-
     from evalkit.judging.provenance import judge_shares
     from evalkit.tasks import get_task
 
@@ -61,9 +59,11 @@ def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K,
     judged_only = any(getattr(e.scored.score.evaluation, "judged_only", False) for e in board.entries)
     for entry in board.entries:
         score = entry.scored.score
+        llm = None if judges is None else judge_shares(entry.scored.run, qrels, judges, k)["llm"]
         if judged_only:  # unjudged documents were removed, not counted: they bound nothing
             values = {**score.values, metric.label: full_list_judged(entry, qrels, metric)}
-            runs[entry.name] = RunJudgments(judged=values[metric.label], values=values, upper={k: math.nan for k in values}, added=0)
+            runs[entry.name] = RunJudgments(judged=values[metric.label], values=values, upper={k: math.nan for k in values}, added=0,
+                                            llm=llm)
             continue
         evaluation = with_metric(score.evaluation, metric)
         found = bounds(entry.scored.run, qrels, evaluation)
@@ -73,9 +73,5 @@ def judged_columns(board: "Leaderboard", qrels: "Qrels", k: int = DEFAULT_K,
             composite = composite_upper(upper, score.official_value, lower, components)
             upper[score.official] = math.nan if composite is None else composite
         runs[entry.name] = RunJudgments(judged=lower[metric.label], values=lower,
-                                        upper={label: upper.get(label, math.nan) for label in lower}, added=found.added)
-    if judges is None:
-        return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only)
-    for entry in board.entries:
-        runs[entry.name] = replace(runs[entry.name], llm=judge_shares(entry.scored.run, qrels, judges, k)["llm"])
-    return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only, llm_label=f"LLM@{k}")
+                                        upper={label: upper.get(label, math.nan) for label in lower}, added=found.added, llm=llm)
+    return JudgedColumns(label=metric.label, runs=runs, judged_only=judged_only, llm_label=None if judges is None else f"LLM@{k}")
