@@ -66,16 +66,14 @@ def read_run(path: str | os.PathLike, format: str = "auto", *, column: str | Non
     unknown = set(ways) - set(RUN_WAYS)
     if unknown:
         raise UsageError(f"unknown way to read a run: {', '.join(sorted(unknown))} (known: {', '.join(RUN_WAYS)})")
-    judged = against is not None
-    loaded = None
-    if against is not None and JUDGED_FROM_FILE in ways and format in ("auto", "trec-run"):  # (judged)
-        loaded, judged = _judged_from_file(str(path), against)
-    if loaded is None:
-        loaded = load(path)
+    judged, from_file = against is not None, None
+    if against is not None and JUDGED_FROM_FILE in ways and format in ("auto", "trec-run"):
+        from_file, judged = _judged_from_file(str(path), against)
+    loaded = from_file if from_file is not None else load(path)
     chosen = resolve(loaded, "run", format, option)
     name = name or display_name(str(path))
     source = Source(path=str(path), format=chosen.name, sha256=loaded.digest, member=loaded.member)  # the hash: when asked for
-    if judged and chosen.read_against is not None and (JUDGED_FROM_BYTES in ways or _streamed(loaded)):
+    if judged and chosen.read_against is not None and (JUDGED_FROM_BYTES in ways or from_file is not None):
         run: DeferredRun | None = chosen.read_against(loaded, against)  # a DeferredRun, or None where read must read it
         if run is not None:
             return run.named(name, source)
@@ -92,12 +90,6 @@ def _judged_from_file(path: str, against: Qrels) -> tuple[LoadedFile | None, boo
     if streamed is DECLINED:
         return None, False
     return (streamed if isinstance(streamed, StreamedFile) else None), True
-
-
-def _streamed(loaded: LoadedFile) -> bool:
-    from evalkit.io.prejudged import StreamedFile
-
-    return isinstance(loaded, StreamedFile)
 
 
 def read_qrels(path: str | os.PathLike, format: str = "auto") -> Qrels:
