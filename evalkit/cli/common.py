@@ -197,6 +197,17 @@ def echo_result(text: str) -> None:
     click.echo(text)
 
 
+def write_or_echo(text: str, out_path: str | None, force: bool) -> None:
+    """A command's one output: to ``--out`` (atomically; "wrote" once it is committed), or on stdout."""
+    if out_path:
+        from evalkit.io.transactions import announce, atomic_write
+
+        atomic_write(out_path, text, force=force)
+        announce(f"wrote {out_path}")
+    else:
+        click.echo(text.rstrip("\n"))
+
+
 def print_notes(notes) -> None:
     for note in notes:
         warn(note)

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
+from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options, write_or_echo
 from evalkit.cli.convention import out_format
-from evalkit.io.transactions import announce
 
 RUN = click.Path(dir_okay=False)
 
@@ -38,7 +37,7 @@ def repro(gold, baseline, advanced, repro_baseline, repro_advanced, repro_gold, 
     t-test p-values. Every run is scored as `evalkit score` scores it; -m adds
     measures to the task's official one.
     """
-    from evalkit.io.transactions import atomic_write, check_outputs
+    from evalkit.io.transactions import check_outputs
     from evalkit.report.reproduction import repro as measure
 
     output = out_format(out_path, output, ("markdown", "json"), default="markdown")
@@ -49,8 +48,4 @@ def repro(gold, baseline, advanced, repro_baseline, repro_advanced, repro_gold, 
                      rbo_p=rbo_p, rbo_depth=rbo_depth)
     print_notes(result.notes)
     text = result.as_json() if output == "json" else result.as_markdown()
-    if out_path:
-        atomic_write(out_path, text, force=force)
-        announce(f"wrote {out_path}")
-    else:
-        click.echo(text.rstrip("\n"))
+    write_or_echo(text, out_path, force)

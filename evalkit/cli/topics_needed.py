@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import click
 
-from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options
+from evalkit.cli.common import FORCE_OPTION, print_notes, scoring_options, write_or_echo
 from evalkit.cli.convention import out_format
-from evalkit.io.transactions import announce
 
 UNIT = click.FloatRange(0, 1, min_open=True, max_open=True)
 
@@ -37,7 +36,7 @@ def topics_needed(folder, gold, scoring, patterns, differences, power, alpha, sy
     Also printed: the power this edition had for each adjacent pair.
     """
     from evalkit.scoring.leaderboard import collect_files
-    from evalkit.io.transactions import atomic_write, check_outputs
+    from evalkit.io.transactions import check_outputs
     from evalkit.report.topic_design import topics_needed as design_topics
 
     output = out_format(out_path, output, ("markdown", "json"), default="markdown")
@@ -48,8 +47,4 @@ def topics_needed(folder, gold, scoring, patterns, differences, power, alpha, sy
                                   patterns=patterns, scoring=scoring, progress=True)
     print_notes(notes)
     text = design.as_json() if output == "json" else design.as_markdown()
-    if out_path:
-        atomic_write(out_path, text, force=force)
-        announce(f"wrote {out_path}")
-    else:
-        click.echo(text.rstrip("\n"))
+    write_or_echo(text, out_path, force)
