@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -130,7 +131,8 @@ def run_steps(out: Path, python: str, repo: Path = REPO) -> None:
 
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
-SCRATCH = re.compile(r"/tmp/evalkit-[A-Za-z0-9_-]+")
+# the temporary folders a competition run and a bundle work in (tempfile's folder: TMPDIR, else the system's)
+SCRATCH = re.compile(re.escape(os.path.join(tempfile.gettempdir(), "evalkit-")) + r"[A-Za-z0-9_-]+")
 HEX = re.compile(r"^[0-9a-f]{64}$")
 PROGRAM = "scoring_program.zip"  # a bundle's scoring program carries evalkit's own source: its hash differs with it
 
@@ -155,7 +157,7 @@ def normalised(path: Path, paths: dict) -> bytes:
         return raw
     for key in ("repo", "python"):
         text = text.replace(paths[key], f"<{key}>")
-    text = TIME.sub("TIME", SCRATCH.sub("/tmp/evalkit-X", text))
+    text = TIME.sub("TIME", SCRATCH.sub("<scratch>", text))
     if path.suffix == ".json":
         try:
             return json.dumps(_json_fields(json.loads(text), path.name in ("worker.json", "demo.manifest.json")), indent=1).encode()
